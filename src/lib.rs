@@ -1,0 +1,15 @@
+//! thirdshift-reconciler: agent Runs on GitHub issues that take Claims through comment records,
+//! end them on evidence, and stay visible across machines.
+//!
+//! The library holds every piece so that tests can drive them in-process; `main.rs` only parses
+//! arguments and maps errors to exit codes. It does not hold any decision that depends on a clock.
+
+pub mod cli;
+pub mod config;
+pub mod exit;
+pub mod github;
+pub mod host;
+pub mod record;
+pub mod run;
+pub mod sim;
+pub mod text;
