@@ -1,1 +1,170 @@
-//! placeholder: filled in by the foundation work (issue 2).
+//! The command line, as the design's Interface names it: clap definitions only, no behaviour.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Self-healing, visible agent Runs on GitHub issues.
+#[derive(Debug, Parser)]
+#[command(name = "thirdshift-reconciler", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub globals: Globals,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command understands.
+#[derive(Clone, Debug, Default, Args)]
+pub struct Globals {
+    /// The repository, OWNER/NAME.
+    #[arg(long, global = true, env = "GITHUB_REPOSITORY")]
+    pub repo: Option<String>,
+    /// The GitHub API base URL (GitHub Enterprise or the emulator).
+    #[arg(long, global = true, env = "GITHUB_API_URL")]
+    pub api_url: Option<String>,
+    /// The config file (default: .github/thirdshift.yml when present).
+    #[arg(long, global = true, env = "THIRDSHIFT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// This host's name in claim records (default: the system host name).
+    #[arg(long, global = true, env = "THIRDSHIFT_HOST")]
+    pub host: Option<String>,
+    /// The folder of this host's local Claim records.
+    #[arg(long, global = true, env = "THIRDSHIFT_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Take the Claim on an issue, run CMD in its own session, end the Claim when CMD exits.
+    Run(RunArgs),
+    /// Take the Claim on an issue for the calling process; prints the claim id. Exit 0 won, 3 lost.
+    Claim(ClaimArgs),
+    /// Inside a Run: report a stage (re-checks ownership; exit 4 if the Claim is no longer ours).
+    Stage(StageArgs),
+    /// End a Claim: inside a Run, or with --claim ID.
+    Release(ReleaseArgs),
+    /// Claim Ready issues up to this host's free capacity, one Run each (not yet built).
+    Pickup(PickupArgs),
+    /// Check this host's Claims and write its host report (not yet built).
+    Observe {
+        /// Also run a reconcile pass afterwards.
+        #[arg(long)]
+        reconcile: bool,
+    },
+    /// End Claims whose owner is proven dead (not yet built).
+    Reconcile,
+    /// Ask the owning host to stop the Run on an issue (not yet built).
+    Cancel {
+        #[arg(long)]
+        issue: u64,
+    },
+    /// Handle one issue_comment event payload (not yet built).
+    Command {
+        #[arg(long)]
+        event: PathBuf,
+    },
+    /// Show every Run (not yet built).
+    Status {
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        html: Option<PathBuf>,
+    },
+    /// The whole story on the built-in emulator, no token needed.
+    Demo,
+    /// Serve the GitHub emulator for people and scripts.
+    Sim {
+        /// Port on 127.0.0.1 (0 picks a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// YAML file with the repository, users and issues to start with.
+        #[arg(long)]
+        seed: Option<PathBuf>,
+    },
+}
+
+/// The kind of a Run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    Ticket,
+    Spec,
+}
+
+/// `run` arguments.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[arg(long)]
+    pub issue: u64,
+    #[arg(long, value_enum, default_value_t = KindArg::Ticket)]
+    pub kind: KindArg,
+    /// The agent Harness (claude, codex, …), recorded in the claim.
+    #[arg(long)]
+    pub harness: Option<String>,
+    /// The agent session id, when known up front.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// The command to run, after `--`.
+    #[arg(last = true, required = true, num_args = 1..)]
+    pub cmd: Vec<String>,
+}
+
+/// `claim` arguments.
+#[derive(Debug, Args)]
+pub struct ClaimArgs {
+    #[arg(long)]
+    pub issue: u64,
+    #[arg(long, value_enum, default_value_t = KindArg::Ticket)]
+    pub kind: KindArg,
+    #[arg(long)]
+    pub harness: Option<String>,
+    #[arg(long)]
+    pub session: Option<String>,
+}
+
+/// `stage` arguments.
+#[derive(Debug, Args)]
+pub struct StageArgs {
+    /// The stage name, e.g. `implementing`.
+    pub name: String,
+    /// The agent session id, once known.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// A log path or URL to add to the claim record.
+    #[arg(long)]
+    pub log: Option<String>,
+    /// The Claim (default: `THIRDSHIFT_CLAIM_ID`, set inside a Run).
+    #[arg(long, env = "THIRDSHIFT_CLAIM_ID")]
+    pub claim: String,
+}
+
+/// How a Claim ends, for `release`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReleaseOutcome {
+    Done,
+    Failed,
+    HandedBack,
+}
+
+/// `release` arguments.
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    #[arg(long, value_enum)]
+    pub outcome: ReleaseOutcome,
+    /// The Claim (default: `THIRDSHIFT_CLAIM_ID`, set inside a Run).
+    #[arg(long, env = "THIRDSHIFT_CLAIM_ID")]
+    pub claim: String,
+    /// Why, in a sentence, for the end record.
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+/// `pickup` arguments.
+#[derive(Debug, Args)]
+pub struct PickupArgs {
+    #[arg(long)]
+    pub max: Option<u32>,
+    #[arg(last = true, num_args = 1..)]
+    pub cmd: Vec<String>,
+}

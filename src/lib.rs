@@ -4,12 +4,18 @@
 //! The library holds every piece so that tests can drive them in-process; `main.rs` only parses
 //! arguments and maps errors to exit codes. It does not hold any decision that depends on a clock.
 
+pub mod app;
+pub mod claim;
 pub mod cli;
 pub mod config;
+pub mod context;
+pub mod demo;
 pub mod exit;
 pub mod github;
 pub mod host;
 pub mod record;
+pub mod release;
 pub mod run;
 pub mod sim;
+pub mod stage;
 pub mod text;

@@ -1,1 +1,34 @@
-fn main() {}
+//! The binary: parse the command line, set up tracing (to stderr, `RUST_LOG` to tune), run the
+//! command, and map errors to exit codes. Nothing else lives here.
+
+use clap::Parser as _;
+use thirdshift_reconciler::{app, cli::Cli, exit};
+
+fn main() {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: starting the async runtime: {e}");
+            std::process::exit(exit::ERROR);
+        }
+    };
+    let code = match runtime.block_on(app::dispatch(cli)) {
+        Ok(code) => code,
+        Err(err) => {
+            let code = exit::code_of(&err);
+            eprintln!("thirdshift-reconciler: {err:#}");
+            code
+        }
+    };
+    drop(runtime);
+    std::process::exit(code);
+}

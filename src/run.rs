@@ -1,1 +1,177 @@
-//! placeholder: filled in by the foundation work (issue 2).
+//! A Run: take the Claim, start CMD in a new session with the Claim in its environment, record
+//! the session in the claim record, and end the Claim when CMD exits (done, or failed with its
+//! exit status). SIGINT, SIGTERM and SIGHUP to the Run are forwarded to CMD's whole session; after
+//! a grace period the session is killed, and the issue is handed back.
+//! Taking and ending the Claim live in `claim.rs` and `release.rs`; this file supervises.
+
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::claim::{take, ClaimRequest, Held, STAGE_RUNNING};
+use crate::context::Ctx;
+use crate::host::process::{session_members, signal_session};
+use crate::record::Outcome;
+use crate::release::{release, Ending};
+use crate::stage::{stage, StageUpdate};
+
+/// How CMD's life ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finish {
+    /// CMD exited by itself.
+    Exited(ExitStatus),
+    /// The Run was asked to stop with this signal and stopped CMD's session.
+    Stopped(i32),
+}
+
+/// Runs CMD under a Claim on `req.issue`; returns the exit code for the Run.
+pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Result<i32> {
+    let held = take(ctx, req).await?;
+    let mut signals = Signals::install()?;
+    let mut child = spawn(ctx, &held, cmd)?;
+    let sid = child.id().context("CMD exited before it could be watched")?;
+    let update = StageUpdate {
+        name: STAGE_RUNNING.to_string(),
+        session_id: Some(sid),
+        ..StageUpdate::default()
+    };
+    if let Err(e) = stage(ctx, &held.record.claim_id, &update).await {
+        tracing::warn!("could not record CMD's session in the claim: {e:#}");
+    }
+    let finish = supervise(&mut child, sid, &mut signals, ctx.config.run.kill_grace_secs).await?;
+    let (ending, code) = ending_of(finish);
+    release(ctx, &held.record.claim_id, &ending).await?;
+    Ok(code)
+}
+
+fn spawn(ctx: &Ctx, held: &Held, cmd: &[String]) -> anyhow::Result<tokio::process::Child> {
+    let (program, args) = cmd.split_first().context("no command given after `--`")?;
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .env("THIRDSHIFT_CLAIM_ID", &held.record.claim_id)
+        .env("THIRDSHIFT_ISSUE", held.record.issue.to_string())
+        .env("THIRDSHIFT_CLAIM_COMMENT_ID", held.comment_id.to_string())
+        .env("THIRDSHIFT_HOST", &ctx.host.host)
+        .env("THIRDSHIFT_STATE_DIR", ctx.state.root())
+        .env("GITHUB_REPOSITORY", ctx.client.repo().to_string())
+        .env("GITHUB_API_URL", ctx.client.api_url());
+    // SAFETY: setsid is async-signal-safe; it makes CMD the leader of a new session and process
+    // group, so the whole session can be signalled and found again by its id.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = tokio::process::Command::from(command)
+        .spawn()
+        .with_context(|| format!("starting `{program}`"))?;
+    tracing::info!(claim = %held.record.claim_id, pid = child.id(), "CMD started");
+    Ok(child)
+}
+
+/// The signals that make a Run hand its issue back.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Signals> {
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    async fn next(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.term.recv() => libc::SIGTERM,
+            _ = self.int.recv() => libc::SIGINT,
+            _ = self.hup.recv() => libc::SIGHUP,
+        }
+    }
+}
+
+async fn supervise(
+    child: &mut tokio::process::Child,
+    sid: u32,
+    signals: &mut Signals,
+    grace_secs: u64,
+) -> anyhow::Result<Finish> {
+    let sig = tokio::select! {
+        status = child.wait() => return Ok(Finish::Exited(status?)),
+        sig = signals.next() => sig,
+    };
+    tracing::info!(signal = sig, session = sid, "forwarding to CMD's session");
+    signal_session(sid, sig);
+    let grace = Duration::from_secs(grace_secs);
+    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+        tracing::warn!(session = sid, "CMD did not stop within {grace_secs}s; killing its session");
+        signal_session(sid, libc::SIGKILL);
+        child.wait().await?;
+    }
+    stop_stragglers(sid, grace).await;
+    Ok(Finish::Stopped(sig))
+}
+
+/// Waits for the rest of the session to leave after CMD exited; kills what remains after `grace`.
+async fn stop_stragglers(sid: u32, grace: Duration) {
+    let deadline = tokio::time::Instant::now() + grace;
+    while !session_members(sid).is_empty() {
+        if tokio::time::Instant::now() >= deadline {
+            signal_session(sid, libc::SIGKILL);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The end record and the Run's exit code for how CMD finished.
+pub fn ending_of(finish: Finish) -> (Ending, i32) {
+    match finish {
+        Finish::Exited(status) if status.success() => (
+            Ending {
+                outcome: Outcome::Done,
+                reason: "the Run's command exited 0".to_string(),
+                exit_code: Some(0),
+                signal: None,
+            },
+            0,
+        ),
+        Finish::Exited(status) => {
+            let code = status.code();
+            let sig = status.signal();
+            let reason = match (code, sig) {
+                (Some(c), _) => format!("the Run's command exited with status {c}"),
+                (None, Some(s)) => format!("the Run's command was killed by signal {s}"),
+                _ => "the Run's command failed".to_string(),
+            };
+            let exit = code.unwrap_or_else(|| 128 + sig.unwrap_or(0));
+            let ending = Ending {
+                outcome: Outcome::Failed,
+                reason,
+                exit_code: code,
+                signal: sig,
+            };
+            (ending, exit)
+        }
+        Finish::Stopped(sig) => (
+            Ending {
+                outcome: Outcome::HandedBack,
+                reason: format!("the Run was stopped by signal {sig}; its command's session was stopped"),
+                exit_code: None,
+                signal: Some(sig),
+            },
+            128 + sig,
+        ),
+    }
+}

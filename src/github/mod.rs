@@ -1,1 +1,206 @@
-//! placeholder: filled in by the foundation work (issue 2).
+//! The GitHub client: one type over octocrab with token auth, an explicit base URL, explicit
+//! pagination, our own retry rules and rate-limit accounting. One method per REST call lives in
+//! the files beside this one. It makes no decisions about Claims and never logs a token.
+
+mod comments;
+mod error;
+mod issues;
+pub mod models;
+mod transport;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use error::{GhResult, GithubError};
+pub use models::{Comment, Issue, Label, User};
+pub use transport::{Retry, RetryPolicy};
+
+/// The API base used when neither `--api-url` nor `GITHUB_API_URL` is given.
+pub const DEFAULT_API_URL: &str = "https://api.github.com";
+
+/// A repository as `owner/name`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repo {
+    pub owner: String,
+    pub name: String,
+}
+
+impl FromStr for Repo {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> anyhow::Result<Repo> {
+        match s.split_once('/') {
+            Some((o, n)) if !o.is_empty() && !n.is_empty() && !n.contains('/') => Ok(Repo {
+                owner: o.to_string(),
+                name: n.to_string(),
+            }),
+            _ => anyhow::bail!("repository `{s}` is not of the form OWNER/NAME"),
+        }
+    }
+}
+
+impl fmt::Display for Repo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.owner, self.name)
+    }
+}
+
+/// A GitHub client for one repository. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    octo: octocrab::Octocrab,
+    api_url: String,
+    repo: Repo,
+    retry: RetryPolicy,
+    rate_remaining: Arc<AtomicU64>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Deliberately no token or header here.
+        f.debug_struct("Client")
+            .field("api_url", &self.api_url)
+            .field("repo", &self.repo)
+            .finish()
+    }
+}
+
+impl Client {
+    /// A client for `repo` at `api_url`, authenticated with `token` when given.
+    pub fn new(api_url: &str, token: Option<String>, repo: Repo) -> anyhow::Result<Client> {
+        let api_url = api_url.trim_end_matches('/').to_string();
+        let mut builder = octocrab::Octocrab::builder()
+            .base_uri(api_url.as_str())
+            .map_err(|e| anyhow::anyhow!("API URL `{api_url}` is not a valid URL: {e}"))?
+            .set_connect_timeout(Some(Duration::from_secs(10)))
+            .set_read_timeout(Some(Duration::from_secs(30)));
+        if let Some(token) = token {
+            builder = builder.personal_token(token);
+        }
+        let octo = builder
+            .build()
+            .map_err(|e| anyhow::anyhow!("setting up the GitHub client: {e}"))?;
+        Ok(Client {
+            octo,
+            api_url,
+            repo,
+            retry: RetryPolicy::from_env(),
+            rate_remaining: Arc::new(AtomicU64::new(u64::MAX)),
+        })
+    }
+
+    /// Replaces the retry policy (tests use short delays).
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Client {
+        self.retry = retry;
+        self
+    }
+
+    /// The repository this client talks about.
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+
+    /// The API base URL, without a trailing slash.
+    pub fn api_url(&self) -> &str {
+        &self.api_url
+    }
+
+    /// The rate budget GitHub reported in its latest answer, if any answer carried one.
+    pub fn rate_remaining(&self) -> Option<u64> {
+        match self.rate_remaining.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            n => Some(n),
+        }
+    }
+
+    fn note_rate(&self, headers: &http::HeaderMap) {
+        if let Some(n) = transport::remaining(headers) {
+            self.rate_remaining.store(n, Ordering::Relaxed);
+        }
+    }
+
+    /// The absolute URL of a path under this repository, e.g. `repo_url("/issues/3")`.
+    fn repo_url(&self, rest: &str) -> String {
+        format!(
+            "{}/repos/{}/{}{rest}",
+            self.api_url, self.repo.owner, self.repo.name
+        )
+    }
+
+    /// The login of the token's own identity (`GET /user`).
+    pub async fn whoami(&self) -> GhResult<User> {
+        let url = format!("{}/user", self.api_url);
+        let resp = self
+            .send(http::Method::GET, &url, None, Retry::Safe)
+            .await?;
+        self.decode(&http::Method::GET, &url, &resp)
+    }
+}
+
+impl Client {
+    /// Every item of a paginated list, following `Link: rel="next"` with explicit requests (so
+    /// credentials go with every page whatever the host), 100 items a page.
+    async fn get_all<T: serde::de::DeserializeOwned>(&self, first: &str) -> GhResult<Vec<T>> {
+        let sep = if first.contains('?') { '&' } else { '?' };
+        let mut url = Some(format!("{first}{sep}per_page=100"));
+        let mut items = Vec::new();
+        while let Some(current) = url.take() {
+            let resp = self
+                .send(http::Method::GET, &current, None, Retry::Safe)
+                .await?;
+            let mut page: Vec<T> = self.decode(&http::Method::GET, &current, &resp)?;
+            items.append(&mut page);
+            url = next_link(&resp.headers);
+        }
+        Ok(items)
+    }
+}
+
+/// The URL of the `rel="next"` page in a `Link` header, if any.
+fn next_link(headers: &http::HeaderMap) -> Option<String> {
+    let link = headers.get(http::header::LINK)?.to_str().ok()?;
+    link.split(',').find_map(|part| {
+        let (url, params) = part.split_once(';')?;
+        params
+            .split(';')
+            .any(|p| p.trim() == "rel=\"next\"")
+            .then(|| url.trim().trim_start_matches('<').trim_end_matches('>').to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_link_is_found_among_several_relations() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            http::header::LINK,
+            "<http://h/x?page=3>; rel=\"next\", <http://h/x?page=9>; rel=\"last\""
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(next_link(&headers).as_deref(), Some("http://h/x?page=3"));
+    }
+
+    #[test]
+    fn last_page_has_no_next_link() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            http::header::LINK,
+            "<http://h/x?page=1>; rel=\"first\"".parse().unwrap(),
+        );
+        assert_eq!(next_link(&headers), None);
+    }
+
+    #[test]
+    fn repo_must_be_owner_slash_name() {
+        assert!("acme/widgets".parse::<Repo>().is_ok());
+        for bad in ["acme", "/x", "a/", "a/b/c"] {
+            assert!(bad.parse::<Repo>().is_err(), "{bad} accepted");
+        }
+    }
+}

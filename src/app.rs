@@ -1,0 +1,113 @@
+//! Dispatch: turns a parsed command line into a call of the module that does the work and
+//! returns the exit code. It holds no behaviour of its own beyond wiring.
+
+use crate::claim::{take, ClaimRequest};
+use crate::cli::{Cli, ClaimArgs, Command, Globals, KindArg, ReleaseArgs, ReleaseOutcome, StageArgs};
+use crate::context::Ctx;
+use crate::exit::{Exit, OK};
+use crate::host::{ProcessIdentity, StateDir};
+use crate::record::{Outcome, RunKind};
+use crate::release::{release, Ending, Released};
+use crate::stage::{stage, StageUpdate};
+
+/// Runs one command; returns the process exit code.
+pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
+    let g = cli.globals;
+    match cli.command {
+        Command::Run(a) => {
+            let ctx = Ctx::connect(&g, None).await?;
+            let req = request(a.issue, a.kind, a.harness, a.session, ProcessIdentity::current());
+            crate::run::run(&ctx, &req, &a.cmd).await
+        }
+        Command::Claim(a) => claim(&g, a).await,
+        Command::Stage(a) => stage_cmd(&g, a).await,
+        Command::Release(a) => release_cmd(&g, a).await,
+        Command::Sim { port, seed } => crate::sim::run_cli(port, seed).await.map(|_| OK),
+        Command::Demo => crate::demo::run().await,
+        Command::Pickup(_) => not_yet("pickup", 5),
+        Command::Observe { .. } => not_yet("observe", 3),
+        Command::Reconcile => not_yet("reconcile", 3),
+        Command::Cancel { .. } => not_yet("cancel", 5),
+        Command::Command { .. } => not_yet("command", 6),
+        Command::Status { .. } => not_yet("status", 7),
+    }
+}
+
+fn not_yet(name: &str, issue: u32) -> anyhow::Result<i32> {
+    Err(Exit {
+        code: crate::exit::ERROR,
+        message: format!("`{name}` is not built yet (tracked in issue #{issue})"),
+    }
+    .into())
+}
+
+fn request(
+    issue: u64,
+    kind: KindArg,
+    harness: Option<String>,
+    session: Option<String>,
+    owner: ProcessIdentity,
+) -> ClaimRequest {
+    ClaimRequest {
+        issue,
+        kind: match kind {
+            KindArg::Ticket => RunKind::Ticket,
+            KindArg::Spec => RunKind::Spec,
+        },
+        harness,
+        session,
+        owner,
+    }
+}
+
+/// `claim`: the Claim belongs to the calling process (a script), since `claim` itself exits.
+async fn claim(g: &Globals, a: ClaimArgs) -> anyhow::Result<i32> {
+    let ctx = Ctx::connect(g, None).await?;
+    let owner = ProcessIdentity::parent().unwrap_or_else(ProcessIdentity::current);
+    let held = take(&ctx, &request(a.issue, a.kind, a.harness, a.session, owner)).await?;
+    println!("{}", held.record.claim_id);
+    Ok(OK)
+}
+
+/// Connects for a command that acts on a Claim this host recorded locally.
+async fn connect_for_claim(g: &Globals, claim_id: &str) -> anyhow::Result<Ctx> {
+    let local = StateDir::resolve(g.state_dir.as_deref()).load(claim_id)?;
+    Ctx::connect(g, Some((&local.repo, &local.api_url))).await
+}
+
+async fn stage_cmd(g: &Globals, a: StageArgs) -> anyhow::Result<i32> {
+    let ctx = connect_for_claim(g, &a.claim).await?;
+    let update = StageUpdate {
+        name: a.name,
+        agent_session: a.session,
+        log: a.log,
+        session_id: None,
+    };
+    stage(&ctx, &a.claim, &update).await?;
+    Ok(OK)
+}
+
+async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
+    let ctx = connect_for_claim(g, &a.claim).await?;
+    let outcome = match a.outcome {
+        ReleaseOutcome::Done => Outcome::Done,
+        ReleaseOutcome::Failed => Outcome::Failed,
+        ReleaseOutcome::HandedBack => Outcome::HandedBack,
+    };
+    let reason = a
+        .reason
+        .unwrap_or_else(|| format!("released by the Run as {}", outcome.as_str()));
+    let ending = Ending {
+        outcome,
+        reason,
+        exit_code: None,
+        signal: None,
+    };
+    match release(&ctx, &a.claim, &ending).await? {
+        Released::Ended => println!("claim {} ended: {}", a.claim, outcome.as_str()),
+        Released::AlreadyEnded { outcome, by } => {
+            println!("claim {} was already ended ({}) by @{by}", a.claim, outcome.as_str())
+        }
+    }
+    Ok(OK)
+}

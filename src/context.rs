@@ -1,0 +1,68 @@
+//! Everything a command needs to talk about one repository from this host: the client, the
+//! config, whom to trust, this host's identity and its state folder. Built once per command from
+//! the global options and the environment. It makes no decisions.
+
+use anyhow::Context as _;
+
+use crate::cli::Globals;
+use crate::config::Config;
+use crate::github::{Client, Repo, DEFAULT_API_URL};
+use crate::host::{HostIdentity, StateDir};
+use crate::record::Trust;
+
+/// One command's view of the world.
+pub struct Ctx {
+    pub client: Client,
+    pub config: Config,
+    /// The token's own login: our records are written by it.
+    pub me: String,
+    pub trust: Trust,
+    pub host: HostIdentity,
+    pub state: StateDir,
+}
+
+/// The token from `GITHUB_TOKEN` or `GH_TOKEN` (empty values ignored). Never logged.
+pub fn token_from_env() -> Option<String> {
+    ["GITHUB_TOKEN", "GH_TOKEN"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .find(|v| !v.trim().is_empty())
+}
+
+impl Ctx {
+    /// Connects to the repository named by the options (or by `fallback`, e.g. a local claim
+    /// record's repository and API URL) and learns the token's identity.
+    pub async fn connect(globals: &Globals, fallback: Option<(&str, &str)>) -> anyhow::Result<Ctx> {
+        let config = Config::load(globals.config.as_deref())?;
+        let repo_text = globals
+            .repo
+            .clone()
+            .or_else(|| fallback.map(|f| f.0.to_string()))
+            .context("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY")?;
+        let repo: Repo = repo_text.parse()?;
+        let api_url = globals
+            .api_url
+            .clone()
+            .or_else(|| fallback.map(|f| f.1.to_string()))
+            .unwrap_or_else(|| DEFAULT_API_URL.to_string());
+        let token = token_from_env();
+        if token.is_none() {
+            anyhow::bail!("no token: set GITHUB_TOKEN or GH_TOKEN (it needs Issues: write on {repo})");
+        }
+        let client = Client::new(&api_url, token, repo)?;
+        let me = client
+            .whoami()
+            .await
+            .context("finding out who the token belongs to")?
+            .login;
+        let trust = Trust::new(config.trusted_authors.iter().cloned().chain([me.clone()]));
+        Ok(Ctx {
+            client,
+            config,
+            me,
+            trust,
+            host: HostIdentity::detect(globals.host.as_deref()),
+            state: StateDir::resolve(globals.state_dir.as_deref()),
+        })
+    }
+}

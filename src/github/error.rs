@@ -1,0 +1,86 @@
+//! Typed errors of the GitHub client, so callers can branch on what happened (a lost write, a
+//! missing permission) and people read a message they can act on. It holds no retry logic.
+
+use std::time::Duration;
+
+/// What went wrong talking to GitHub. Messages name the repository and, where known, what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum GithubError {
+    #[error("GitHub rejected the token for {repo} (401 {message}): check GITHUB_TOKEN / GH_TOKEN")]
+    Unauthorized { repo: String, message: String },
+    #[error(
+        "GitHub refused {method} {path} on {repo} (403 {message}): the token needs {needs} on {repo}"
+    )]
+    Forbidden {
+        repo: String,
+        method: String,
+        path: String,
+        message: String,
+        needs: &'static str,
+    },
+    #[error(
+        "{method} {path}: not found on {repo} (404): the repository or item does not exist, or the \
+         token cannot see it (it needs {needs})"
+    )]
+    NotFound {
+        repo: String,
+        method: String,
+        path: String,
+        needs: &'static str,
+    },
+    #[error("GitHub rate limit exhausted for {repo}; it resets in {reset_in:?}")]
+    RateLimited { repo: String, reset_in: Duration },
+    #[error("{method} {path} on {repo} failed with {status}: {message}")]
+    Status {
+        repo: String,
+        method: String,
+        path: String,
+        status: u16,
+        message: String,
+    },
+    /// A write whose request may or may not have been applied (5xx or a broken connection after
+    /// sending). The caller must check whether it took effect before repeating it.
+    #[error("{method} {path} on {repo}: outcome unknown ({detail}); check before repeating")]
+    Uncertain {
+        repo: String,
+        method: String,
+        path: String,
+        detail: String,
+    },
+    #[error("{method} {path} on {repo}: gave up after {attempts} attempts: {detail}")]
+    Exhausted {
+        repo: String,
+        method: String,
+        path: String,
+        attempts: u32,
+        detail: String,
+    },
+    #[error("{method} {path} on {repo}: unexpected response: {detail}")]
+    Decode {
+        repo: String,
+        method: String,
+        path: String,
+        detail: String,
+    },
+}
+
+impl GithubError {
+    /// The HTTP status GitHub answered with, when the error came from one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            GithubError::Unauthorized { .. } => Some(401),
+            GithubError::Forbidden { .. } => Some(403),
+            GithubError::NotFound { .. } => Some(404),
+            GithubError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a write whose effect is unknown and must be checked before repeating.
+    pub fn is_uncertain(&self) -> bool {
+        matches!(self, GithubError::Uncertain { .. })
+    }
+}
+
+/// Result of a GitHub call.
+pub type GhResult<T> = Result<T, GithubError>;

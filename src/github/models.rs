@@ -1,0 +1,74 @@
+//! The small slices of GitHub's JSON that this tool reads. Our own structs, not octocrab's models:
+//! we read only what we use and tolerate fields GitHub may leave out. It holds no requests.
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+/// A user or bot as GitHub names it in an issue or comment.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct User {
+    pub login: String,
+    #[serde(default)]
+    pub id: u64,
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+}
+
+/// A label on an issue (only its name matters to us).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct Label {
+    pub name: String,
+}
+
+/// An issue as this tool needs it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Issue {
+    pub number: u64,
+    pub title: String,
+    pub state: String,
+    #[serde(default)]
+    pub labels: Vec<Label>,
+    pub user: Option<User>,
+    #[serde(default)]
+    pub html_url: String,
+    pub updated_at: DateTime<Utc>,
+    #[serde(default)]
+    pub pull_request: Option<serde_json::Value>,
+}
+
+impl Issue {
+    /// Whether the issue carries the label `name` (GitHub compares label names case-insensitively).
+    pub fn has_label(&self, name: &str) -> bool {
+        self.labels.iter().any(|l| l.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Whether the issue is open.
+    pub fn is_open(&self) -> bool {
+        self.state == "open"
+    }
+}
+
+/// An issue comment as this tool needs it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Comment {
+    pub id: u64,
+    pub user: Option<User>,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub html_url: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Comment {
+    /// The author's login, or an empty string for a deleted ("ghost") account.
+    pub fn author(&self) -> &str {
+        self.user.as_ref().map(|u| u.login.as_str()).unwrap_or("")
+    }
+
+    /// The body, or an empty string when GitHub sent none.
+    pub fn text(&self) -> &str {
+        self.body.as_deref().unwrap_or("")
+    }
+}

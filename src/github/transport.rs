@@ -1,0 +1,254 @@
+//! One HTTP exchange with GitHub through octocrab, with the retry rules this tool relies on:
+//! reads and repeatable writes are retried with back-off on 5xx, 429, secondary limits and broken
+//! connections (honouring `retry-after`); a write that is not safe to repeat is never repeated
+//! after an unknown outcome, but reported as `Uncertain` so the caller can check first.
+//! It does not know any route; the per-route methods live beside it.
+
+use std::time::Duration;
+
+use http::{HeaderMap, Method, StatusCode};
+use serde::de::DeserializeOwned;
+
+use super::error::{GhResult, GithubError};
+use super::Client;
+
+/// Whether a request may be sent again when its outcome is unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retry {
+    /// Repeating it cannot do harm (a read, adding or removing one label, editing to a full body).
+    Safe,
+    /// Repeating it could write twice (creating a comment): never repeated after an unknown outcome.
+    Once,
+}
+
+/// How often and how patiently a request is retried.
+#[derive(Clone, Debug)]
+pub struct RetryPolicy {
+    pub max_attempts: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 8,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The default policy, with the base delay overridable by `THIRDSHIFT_RETRY_BASE_MS` (tests
+    /// against the emulator use a few milliseconds).
+    pub fn from_env() -> RetryPolicy {
+        let mut policy = RetryPolicy::default();
+        if let Some(ms) = std::env::var("THIRDSHIFT_RETRY_BASE_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            policy.base_delay = Duration::from_millis(ms);
+        }
+        policy
+    }
+
+    fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(after) = retry_after {
+            return after.min(self.max_delay);
+        }
+        let exp = self.base_delay.saturating_mul(1 << attempt.min(16).saturating_sub(1));
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        let jitter_ns = u64::from(now.unwrap_or_default().subsec_nanos()) ^ u64::from(std::process::id());
+        let jitter = Duration::from_nanos(jitter_ns % (self.base_delay.as_nanos() as u64 + 1));
+        (exp + jitter).min(self.max_delay)
+    }
+}
+
+/// A complete response: status, headers and body text.
+#[derive(Debug)]
+pub struct Response {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+/// What one attempt came to, before the retry decision.
+enum Attempt {
+    Done(Response),
+    /// Retry after the given delay (or back-off); not applied, safe to send again.
+    NotApplied(String, Option<Duration>),
+    /// May have been applied: retry only when the request is `Safe`.
+    Unknown(String),
+}
+
+impl Client {
+    /// Sends one request, retrying as `retry` allows; maps 4xx answers to typed errors.
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        retry: Retry,
+    ) -> GhResult<Response> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let (detail, after) = match self.attempt(&method, url, body).await {
+                Attempt::Done(resp) => return self.check(&method, url, resp),
+                Attempt::NotApplied(detail, after) => (detail, after),
+                Attempt::Unknown(detail) if retry == Retry::Once => {
+                    return Err(GithubError::Uncertain {
+                        repo: self.repo.to_string(),
+                        method: method.to_string(),
+                        path: self.path_of(url),
+                        detail,
+                    })
+                }
+                Attempt::Unknown(detail) => (detail, None),
+            };
+            if attempt >= self.retry.max_attempts {
+                return Err(GithubError::Exhausted {
+                    repo: self.repo.to_string(),
+                    method: method.to_string(),
+                    path: self.path_of(url),
+                    attempts: attempt,
+                    detail,
+                });
+            }
+            let delay = self.retry.delay(attempt, after);
+            tracing::debug!(%method, path = %self.path_of(url), attempt, ?delay, %detail, "retrying");
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    async fn attempt(&self, method: &Method, url: &str, body: Option<&serde_json::Value>) -> Attempt {
+        let builder = http::Request::builder()
+            .method(method.clone())
+            .uri(url)
+            .header(http::header::ACCEPT, "application/vnd.github+json")
+            .header("x-github-api-version", "2022-11-28");
+        let request = match self.octo.build_request(builder, body) {
+            Ok(r) => r,
+            Err(e) => return Attempt::Unknown(format!("building the request: {e}")),
+        };
+        let response = match self.octo.execute(request).await {
+            Ok(r) => r,
+            Err(e) => return Attempt::Unknown(format!("connection: {e}")),
+        };
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = match self.octo.body_to_string(response).await {
+            Ok(b) => b,
+            Err(e) => return Attempt::Unknown(format!("reading the response: {e}")),
+        };
+        self.note_rate(&headers);
+        classify(Response {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// Turns a final response into success or a typed error.
+    fn check(&self, method: &Method, url: &str, resp: Response) -> GhResult<Response> {
+        let status = resp.status.as_u16();
+        if resp.status.is_success() || status == 304 {
+            return Ok(resp);
+        }
+        let message = github_message(&resp.body);
+        let repo = self.repo.to_string();
+        let (method_s, path) = (method.to_string(), self.path_of(url));
+        let needs = if *method == Method::GET {
+            "Issues: read (a classic token needs the `repo` scope for a private repository)"
+        } else {
+            "Issues: write (a classic token needs the `repo` scope)"
+        };
+        Err(match status {
+            401 => GithubError::Unauthorized { repo, message },
+            403 if remaining(&resp.headers) == Some(0) => GithubError::RateLimited {
+                repo,
+                reset_in: reset_in(&resp.headers),
+            },
+            403 => GithubError::Forbidden {
+                repo,
+                method: method_s,
+                path,
+                message,
+                needs,
+            },
+            404 => GithubError::NotFound {
+                repo,
+                method: method_s,
+                path,
+                needs,
+            },
+            _ => GithubError::Status {
+                repo,
+                method: method_s,
+                path,
+                status,
+                message,
+            },
+        })
+    }
+
+    /// Decodes a JSON body into `T`, naming the request on failure.
+    pub(crate) fn decode<T: DeserializeOwned>(
+        &self,
+        method: &Method,
+        url: &str,
+        resp: &Response,
+    ) -> GhResult<T> {
+        serde_json::from_str(&resp.body).map_err(|e| GithubError::Decode {
+            repo: self.repo.to_string(),
+            method: method.to_string(),
+            path: self.path_of(url),
+            detail: e.to_string(),
+        })
+    }
+
+    /// The path and query of an absolute URL, for messages (never carries credentials).
+    pub(crate) fn path_of(&self, url: &str) -> String {
+        url.strip_prefix(&self.api_url).unwrap_or(url).to_string()
+    }
+}
+
+fn classify(resp: Response) -> Attempt {
+    let status = resp.status.as_u16();
+    let after = retry_after(&resp.headers);
+    let secondary = status == 403
+        && (after.is_some() || resp.body.to_ascii_lowercase().contains("secondary rate limit"));
+    if status == 429 || secondary {
+        return Attempt::NotApplied(format!("{status} {}", github_message(&resp.body)), after);
+    }
+    if resp.status.is_server_error() {
+        return Attempt::Unknown(format!("{status} {}", github_message(&resp.body)));
+    }
+    Attempt::Done(resp)
+}
+
+fn github_message(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_string))
+        .unwrap_or_else(|| body.chars().take(200).collect())
+}
+
+fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.trim().parse().ok()
+}
+
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    header_u64(headers, "retry-after").map(Duration::from_secs)
+}
+
+pub(crate) fn remaining(headers: &HeaderMap) -> Option<u64> {
+    header_u64(headers, "x-ratelimit-remaining")
+}
+
+fn reset_in(headers: &HeaderMap) -> Duration {
+    let now = chrono::Utc::now().timestamp().max(0) as u64;
+    let reset = header_u64(headers, "x-ratelimit-reset").unwrap_or(now);
+    Duration::from_secs(reset.saturating_sub(now))
+}

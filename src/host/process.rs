@@ -1,0 +1,123 @@
+//! Processes on this host: identity as PID plus exact start time in clock ticks since boot (so a
+//! reused PID is told apart), session membership, and signals to a whole session. Read from
+//! `/proc`; Linux only. It gives facts, not verdicts.
+
+use std::fs;
+
+/// A process as a claim record names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcessIdentity {
+    pub pid: u32,
+    pub start_ticks: u64,
+}
+
+impl ProcessIdentity {
+    /// The identity of a running process, or `None` when no such process exists.
+    pub fn of(pid: u32) -> Option<ProcessIdentity> {
+        let stat = Stat::read(pid)?;
+        Some(ProcessIdentity {
+            pid,
+            start_ticks: stat.start_ticks,
+        })
+    }
+
+    /// This process.
+    pub fn current() -> ProcessIdentity {
+        Self::of(std::process::id()).unwrap_or(ProcessIdentity {
+            pid: std::process::id(),
+            start_ticks: 0,
+        })
+    }
+
+    /// The process that started this one.
+    pub fn parent() -> Option<ProcessIdentity> {
+        let ppid = unsafe { libc::getppid() };
+        u32::try_from(ppid).ok().and_then(Self::of)
+    }
+}
+
+/// The fields of `/proc/PID/stat` this tool uses.
+#[derive(Clone, Copy, Debug)]
+pub struct Stat {
+    pub state: char,
+    pub ppid: u32,
+    pub session: u32,
+    pub start_ticks: u64,
+}
+
+impl Stat {
+    /// Reads and parses `/proc/PID/stat`; `None` if the process is gone.
+    pub fn read(pid: u32) -> Option<Stat> {
+        Self::parse(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    }
+
+    /// Parses a stat line; the command name may hold spaces and parentheses, so fields are
+    /// counted after the last `)`.
+    pub fn parse(line: &str) -> Option<Stat> {
+        let rest = &line[line.rfind(')')? + 1..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        Some(Stat {
+            state: fields.first()?.chars().next()?,
+            ppid: fields.get(1)?.parse().ok()?,
+            session: fields.get(3)?.parse().ok()?,
+            start_ticks: fields.get(19)?.parse().ok()?,
+        })
+    }
+}
+
+/// Every live (non-zombie) process whose session id is `sid`.
+pub fn session_members(sid: u32) -> Vec<u32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            Stat::read(*pid).is_some_and(|s| s.session == sid && s.state != 'Z' && s.state != 'X')
+        })
+        .collect()
+}
+
+/// Sends `signal` to every process of session `sid` (its process group first, then any member
+/// that moved to another group). Returns how many processes were signalled.
+pub fn signal_session(sid: u32, signal: i32) -> usize {
+    let Ok(pgid) = libc::pid_t::try_from(sid) else {
+        return 0;
+    };
+    unsafe { libc::kill(-pgid, signal) };
+    let members = session_members(sid);
+    for pid in &members {
+        if let Ok(pid) = libc::pid_t::try_from(*pid) {
+            unsafe { libc::kill(pid, signal) };
+        }
+    }
+    members.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_line_with_parentheses_in_the_name_parses() {
+        let line = "4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 \
+                    987654 0 0";
+        let stat = Stat::parse(line).expect("parses");
+        assert_eq!(stat.state, 'S');
+        assert_eq!(stat.ppid, 1);
+        assert_eq!(stat.session, 4242);
+        assert_eq!(stat.start_ticks, 987654);
+    }
+
+    #[test]
+    fn this_process_has_a_stable_identity() {
+        let a = ProcessIdentity::current();
+        let b = ProcessIdentity::of(a.pid).expect("we are alive");
+        assert_eq!(a, b);
+        assert!(a.start_ticks > 0);
+    }
+
+    #[test]
+    fn a_missing_pid_has_no_identity() {
+        assert_eq!(ProcessIdentity::of(u32::MAX - 1), None);
+    }
+}

@@ -1,0 +1,127 @@
+//! The local state folder: one JSON file per Claim this host took, written before the claim
+//! comment is posted (so a kill -9 at any point leaves evidence on this machine) and updated as
+//! the Claim moves on. Files are replaced atomically (write, fsync, rename). No GitHub here.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::record::ClaimRecord;
+
+/// Where a Claim is in its life, as this host knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocalStatus {
+    /// Written; the claim comment may or may not have been posted.
+    Posting,
+    /// Won: this host's Run holds the Claim.
+    Active,
+    /// Lost the race and withdrew.
+    Lost,
+    /// Ended (an end record was posted).
+    Ended,
+}
+
+/// One Claim this host took.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LocalClaim {
+    pub repo: String,
+    pub api_url: String,
+    pub comment_id: Option<u64>,
+    pub status: LocalStatus,
+    pub record: ClaimRecord,
+}
+
+/// The folder of local Claim records.
+#[derive(Clone, Debug)]
+pub struct StateDir {
+    root: PathBuf,
+}
+
+impl StateDir {
+    /// The folder given, or `$XDG_STATE_HOME/thirdshift`, or `~/.local/state/thirdshift`.
+    pub fn resolve(explicit: Option<&Path>) -> StateDir {
+        let root = explicit.map(Path::to_path_buf).unwrap_or_else(|| {
+            let base = std::env::var_os("XDG_STATE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state"))
+                })
+                .unwrap_or_else(|| PathBuf::from("/tmp"));
+            base.join("thirdshift")
+        });
+        StateDir { root }
+    }
+
+    /// The folder itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path(&self, claim_id: &str) -> PathBuf {
+        self.root.join("claims").join(format!("{claim_id}.json"))
+    }
+
+    /// Writes (or replaces) the record of one Claim, durably.
+    pub fn save(&self, claim: &LocalClaim) -> anyhow::Result<()> {
+        let path = self.path(&claim.record.claim_id);
+        let dir = path.parent().expect("claims folder");
+        fs::create_dir_all(dir)
+            .with_context(|| format!("creating the state folder {}", dir.display()))?;
+        let tmp = path.with_extension("json.tmp");
+        let text = serde_json::to_vec_pretty(claim)?;
+        let mut file =
+            fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
+        file.write_all(&text)?;
+        file.sync_all()?;
+        fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+        Ok(())
+    }
+
+    /// Reads the record of one Claim.
+    pub fn load(&self, claim_id: &str) -> anyhow::Result<LocalClaim> {
+        let path = self.path(claim_id);
+        let text = fs::read(&path).with_context(|| {
+            format!(
+                "no local record of claim {claim_id} in {} (is --state-dir / \
+                 THIRDSHIFT_STATE_DIR the one the Run used?)",
+                self.root.display()
+            )
+        })?;
+        serde_json::from_slice(&text).with_context(|| format!("reading {}", path.display()))
+    }
+
+    /// Every Claim recorded here; unreadable files are skipped with a warning.
+    pub fn all(&self) -> Vec<LocalClaim> {
+        let Ok(dir) = fs::read_dir(self.root.join("claims")) else {
+            return Vec::new();
+        };
+        let mut claims: Vec<LocalClaim> = dir
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| {
+                let text = fs::read(e.path()).ok()?;
+                serde_json::from_slice(&text)
+                    .map_err(|err| tracing::warn!(path = %e.path().display(), %err, "skipping"))
+                    .ok()
+            })
+            .collect();
+        claims.sort_by(|a, b| a.record.claimed_at.cmp(&b.record.claimed_at));
+        claims
+    }
+
+    /// Updates one Claim's record in place with `change`.
+    pub fn update(
+        &self,
+        claim_id: &str,
+        change: impl FnOnce(&mut LocalClaim),
+    ) -> anyhow::Result<LocalClaim> {
+        let mut claim = self.load(claim_id)?;
+        change(&mut claim);
+        self.save(&claim)?;
+        Ok(claim)
+    }
+}

@@ -1,0 +1,78 @@
+//! Fencing: every stage change of a Run re-checks on GitHub that its Claim still owns the issue
+//! (the claim's comment id is the token) before editing the claim record. A Claim that was ended
+//! or superseded gets `Exit::not_ours` (exit 4) with the reason, and the Run must stop.
+//! It does not end Claims (that is `release.rs`).
+
+use chrono::Utc;
+
+use crate::context::Ctx;
+use crate::exit::Exit;
+use crate::host::LocalClaim;
+use crate::record::{ClaimState, ClaimView};
+
+/// A change to the claim record.
+#[derive(Clone, Debug, Default)]
+pub struct StageUpdate {
+    pub name: String,
+    pub agent_session: Option<String>,
+    pub log: Option<String>,
+    pub session_id: Option<u32>,
+}
+
+/// The claim's current view on GitHub if it still owns its issue, else `Exit::not_ours` naming
+/// why.
+pub async fn check_ours(ctx: &Ctx, local: &LocalClaim) -> anyhow::Result<ClaimView> {
+    let n = local.record.issue;
+    let id = &local.record.claim_id;
+    let comments = ctx.client.list_issue_comments(n).await?;
+    let own = crate::claim::ownership(ctx, n, &comments);
+    let why = match own.state(id) {
+        ClaimState::Owner(view) => return Ok(view.clone()),
+        ClaimState::Superseded { by, .. } => format!(
+            "claim {id} no longer owns issue #{n}: claim {} on host {} (comment {}) is earlier; stop \
+             now",
+            by.record.claim_id, by.record.host, by.comment_id
+        ),
+        ClaimState::Ended { end, .. } => format!(
+            "claim {id} on issue #{n} was ended ({}) by @{} in comment {}: {}; stop now",
+            end.record.outcome.as_str(),
+            end.author,
+            end.comment_id,
+            end.record.reason
+        ),
+        ClaimState::Unknown => format!(
+            "claim {id} is not on issue #{n} (its comment is gone or not trusted); stop now"
+        ),
+    };
+    Err(Exit::not_ours(why).into())
+}
+
+/// Records a new stage (and session, log) in the claim record, if the Claim is still ours.
+pub async fn stage(ctx: &Ctx, claim_id: &str, update: &StageUpdate) -> anyhow::Result<()> {
+    let local = ctx.state.load(claim_id)?;
+    let view = check_ours(ctx, &local).await?;
+    let mut record = view.record.clone();
+    if record.stage != update.name {
+        record.stage = update.name.clone();
+        record.stage_since = Utc::now();
+    }
+    if let Some(s) = &update.agent_session {
+        record.agent_session = Some(s.clone());
+    }
+    if let Some(log) = &update.log {
+        if !record.logs.contains(log) {
+            record.logs.push(log.clone());
+        }
+    }
+    if let Some(sid) = update.session_id {
+        record.session_id = Some(sid);
+    }
+    if record != view.record {
+        ctx.client
+            .update_comment(view.comment_id, &record.to_comment())
+            .await?;
+    }
+    ctx.state.update(claim_id, |c| c.record = record)?;
+    tracing::info!(claim = claim_id, stage = %update.name, "stage recorded");
+    Ok(())
+}

@@ -1,0 +1,126 @@
+//! The world the CLI tests run in: an in-process GitHub emulator served over real HTTP, a trusted
+//! bot identity, a stranger, per-host state folders, and the real binary started as a child
+//! process. Helpers read as the "given" and "then" of each test. Not used by unit tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use thirdshift_reconciler::record::{Decoded, Ownership, RawComment, Record, Trust};
+use thirdshift_reconciler::sim::{Permission, Sim, SimConfig, SimServer};
+
+pub const BOT: &str = "thirdshift-bot";
+pub const BOT_TOKEN: &str = "bot-token";
+pub const STRANGER: &str = "mallory";
+pub const STRANGER_TOKEN: &str = "mallory-token";
+pub const READY: &str = "ready-for-agent";
+pub const IN_PROGRESS: &str = "in-progress";
+pub const LABELS_ROUTE: &str = "/repos/{owner}/{repo}/issues/{issue_number}/labels";
+
+/// An emulator with a trusted bot and a stranger, and a folder for hosts' state.
+pub struct World {
+    pub sim: Sim,
+    pub server: SimServer,
+    pub dir: tempfile::TempDir,
+}
+
+impl World {
+    pub async fn new() -> World {
+        let sim = Sim::new(SimConfig::default());
+        sim.add_user(BOT, BOT_TOKEN, Permission::Admin);
+        sim.add_user(STRANGER, STRANGER_TOKEN, Permission::Read);
+        let server = sim
+            .serve("127.0.0.1:0".parse().unwrap())
+            .await
+            .expect("emulator starts");
+        World {
+            sim,
+            server,
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    /// Given: an open issue labelled `ready-for-agent`.
+    pub fn ready_issue(&self, title: &str) -> u64 {
+        self.sim.create_issue(BOT, title, "do the thing", &[READY])
+    }
+
+    pub fn state_dir(&self, host: &str) -> PathBuf {
+        self.dir.path().join(host)
+    }
+
+    /// The real binary, pointed at the emulator as `host`, with the bot's token.
+    pub fn cli(&self, host: &str) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_thirdshift-reconciler"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("GITHUB_TOKEN", BOT_TOKEN)
+            .env("THIRDSHIFT_RETRY_BASE_MS", "5")
+            .env("RUST_LOG", "warn")
+            .arg("--repo")
+            .arg(self.sim.repo_full_name())
+            .arg("--api-url")
+            .arg(&self.server.url)
+            .arg("--host")
+            .arg(host)
+            .arg("--state-dir")
+            .arg(self.state_dir(host))
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// Runs the binary to its end with `args`.
+    pub async fn exec(&self, host: &str, args: &[&str]) -> Output {
+        self.cli(host).args(args).output().await.expect("binary runs")
+    }
+
+    pub fn labels(&self, issue: u64) -> Vec<String> {
+        self.sim.issue(issue).expect("issue exists").labels
+    }
+
+    /// What the ownership rule reads from the issue's comments, trusting only the bot.
+    pub fn ownership(&self, issue: u64) -> Ownership {
+        let raw: Vec<RawComment> = self
+            .sim
+            .comments(issue)
+            .into_iter()
+            .map(|c| RawComment {
+                id: c.id,
+                author: c.author,
+                body: c.body,
+            })
+            .collect();
+        Ownership::of(issue, &raw, &Trust::new([BOT]))
+    }
+
+    /// Every record on the issue written by the bot, in comment order.
+    pub fn records(&self, issue: u64) -> Vec<Record> {
+        self.sim
+            .comments(issue)
+            .into_iter()
+            .filter(|c| c.author == BOT)
+            .filter_map(|c| match thirdshift_reconciler::record::decode(&c.body) {
+                Decoded::Record(r) => Some(r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// How many label writes (add or set) the issue received.
+    pub fn label_posts(&self, issue: u64) -> usize {
+        let path = format!("/issues/{issue}/labels");
+        self.sim
+            .requests()
+            .iter()
+            .filter(|r| r.method == "POST" && r.route == LABELS_ROUTE && r.path.ends_with(&path))
+            .count()
+    }
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}

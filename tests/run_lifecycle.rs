@@ -1,0 +1,193 @@
+//! A Run from claim to end: CMD's exit decides the end record and labels; signals to the Run stop
+//! CMD's whole session and hand the issue back; `stage` is fenced by ownership.
+
+mod harness;
+
+use std::time::Duration;
+
+use harness::*;
+use thirdshift_reconciler::host::process::session_members;
+use thirdshift_reconciler::record::{EndRecord, Outcome, Record};
+
+fn end_records(world: &World, issue: u64) -> Vec<EndRecord> {
+    world
+        .records(issue)
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::End(e) => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_whose_command_exits_0_ends_done_without_in_progress() {
+    let world = World::new().await;
+    // Given a Ready issue
+    let issue = world.ready_issue("works");
+    // When a Run's command succeeds
+    let out = world
+        .exec("h", &["run", "--issue", &issue.to_string(), "--", "true"])
+        .await;
+    // Then the Claim ends `done` and the issue is no longer in progress
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ends = end_records(&world, issue);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0].outcome, Outcome::Done);
+    assert!(!world.labels(issue).contains(&IN_PROGRESS.to_string()));
+    assert!(world.ownership(issue).owner.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_whose_command_exits_1_ends_failed_with_the_status() {
+    let world = World::new().await;
+    let issue = world.ready_issue("fails");
+    // When the Run's command exits 1 before reporting any stage
+    let out = world
+        .exec("h", &["run", "--issue", &issue.to_string(), "--", "sh", "-c", "exit 1"])
+        .await;
+    // Then the Run exits 1, the end record says failed with status 1, and since nothing was
+    // started the issue is Ready again
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let ends = end_records(&world, issue);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0].outcome, Outcome::Failed);
+    assert_eq!(ends[0].exit_code, Some(1));
+    let labels = world.labels(issue);
+    assert!(!labels.contains(&IN_PROGRESS.to_string()));
+    assert!(labels.contains(&READY.to_string()), "{labels:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_run_that_reported_work_is_handed_to_people() {
+    let world = World::new().await;
+    let issue = world.ready_issue("half done");
+    let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
+    // When the Run's command reports a stage (its env carries the Claim) and then fails
+    let script = format!("'{bin}' stage implementing --session sess-1 && exit 7");
+    let out = world
+        .exec("h", &["run", "--issue", &issue.to_string(), "--", "sh", "-c", &script])
+        .await;
+    // Then the failure hands the issue to people instead of the queue
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    let labels = world.labels(issue);
+    assert!(labels.contains(&"ready-for-human".to_string()), "{labels:?}");
+    assert!(!labels.contains(&READY.to_string()));
+    let claim = world.records(issue).into_iter().find_map(|r| match r {
+        Record::Claim(c) => Some(c),
+        _ => None,
+    });
+    let claim = claim.expect("claim record");
+    assert_eq!(claim.stage, "implementing");
+    assert_eq!(claim.agent_session.as_deref(), Some("sess-1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_to_the_run_stops_the_whole_session_and_hands_the_issue_back() {
+    let world = World::new().await;
+    let issue = world.ready_issue("interrupted");
+    let mark = world.dir.path().join("started");
+    // Given a Run whose command started two background writers and waits
+    let script = format!("sleep 300 & sleep 300 & echo $$ > '{}'; wait", mark.display());
+    let mut run = world
+        .cli("h")
+        .args(["run", "--issue", &issue.to_string(), "--", "sh", "-c", &script])
+        .spawn()
+        .expect("run starts");
+    let sid = wait_for_session(&mark).await;
+    assert!(session_members(sid).len() >= 3, "sh and two sleeps run");
+    // When the Run gets SIGTERM
+    unsafe { libc::kill(run.id().unwrap() as i32, libc::SIGTERM) };
+    let status = tokio::time::timeout(Duration::from_secs(30), run.wait())
+        .await
+        .expect("run stops")
+        .unwrap();
+    // Then every process of CMD's session is gone and the issue is Ready again
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+    assert!(session_members(sid).is_empty(), "left: {:?}", session_members(sid));
+    let ends = end_records(&world, issue);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0].outcome, Outcome::HandedBack);
+    let labels = world.labels(issue);
+    assert!(labels.contains(&READY.to_string()), "{labels:?}");
+    assert!(!labels.contains(&IN_PROGRESS.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_that_ignores_sigterm_is_killed_after_the_grace() {
+    let world = World::new().await;
+    let issue = world.ready_issue("stubborn");
+    let config = world.dir.path().join("thirdshift.yml");
+    std::fs::write(&config, "run:\n  kill_grace_secs: 1\n").unwrap();
+    let mark = world.dir.path().join("stubborn");
+    // Given a Run whose command ignores SIGTERM
+    let script = format!("trap '' INT TERM HUP; echo $$ > '{}'; while :; do sleep 0.1; done", mark.display());
+    let mut run = world
+        .cli("h")
+        .arg("--config")
+        .arg(&config)
+        .args(["run", "--issue", &issue.to_string(), "--", "sh", "-c", &script])
+        .spawn()
+        .expect("run starts");
+    let sid = wait_for_session(&mark).await;
+    // When the Run is interrupted
+    unsafe { libc::kill(run.id().unwrap() as i32, libc::SIGINT) };
+    let status = tokio::time::timeout(Duration::from_secs(30), run.wait())
+        .await
+        .expect("run stops")
+        .unwrap();
+    // Then the session was killed anyway and the issue handed back
+    assert_eq!(status.code(), Some(128 + libc::SIGINT));
+    assert!(session_members(sid).is_empty());
+    assert_eq!(end_records(&world, issue)[0].outcome, Outcome::HandedBack);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stage_after_our_claim_was_ended_exits_4_and_says_why() {
+    let world = World::new().await;
+    let issue = world.ready_issue("fenced");
+    // Given a Claim we hold
+    let out = world.exec("h", &["claim", "--issue", &issue.to_string()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let claim_id = stdout(&out);
+    // And another pass ended it (as a reconcile would when taking ownership elsewhere)
+    let ours = world.ownership(issue).owner.expect("we own it");
+    let end = EndRecord {
+        claim_id: claim_id.clone(),
+        issue,
+        outcome: Outcome::Superseded,
+        actor: "reconcile".into(),
+        reason: "another Run took the issue".into(),
+        exit_code: None,
+        signal: None,
+        claim_comment_id: Some(ours.comment_id),
+        labels_after: None,
+        ended_at: chrono::Utc::now(),
+    };
+    world.sim.add_comment(issue, BOT, &end.to_comment());
+    // When the Run reports a stage
+    let out = world
+        .exec("h", &["stage", "implementing", "--claim", &claim_id])
+        .await;
+    // Then it is told to stop, with exit 4 and the reason
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("was ended") && err.contains("another Run took the issue"), "{err}");
+    // And the claim record was not edited
+    let claim = world.ownership(issue).ended[0].0.record.clone();
+    assert_eq!(claim.stage, "claimed");
+}
+
+/// Waits until CMD wrote its PID (its session id: CMD leads its own session).
+async fn wait_for_session(mark: &std::path::Path) -> u32 {
+    for _ in 0..400 {
+        if let Ok(text) = std::fs::read_to_string(mark) {
+            if let Ok(pid) = text.trim().parse::<u32>() {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                return pid;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("CMD never started");
+}
