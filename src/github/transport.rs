@@ -252,3 +252,71 @@ fn reset_in(headers: &HeaderMap) -> Duration {
     let reset = header_u64(headers, "x-ratelimit-reset").unwrap_or(now);
     Duration::from_secs(reset.saturating_sub(now))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 8,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(5),
+        }
+    }
+
+    #[test]
+    fn retry_after_wins_over_back_off_up_to_the_cap() {
+        let p = policy();
+        assert_eq!(p.delay(1, Some(Duration::from_secs(2))), Duration::from_secs(2));
+        assert_eq!(p.delay(1, Some(Duration::from_secs(90))), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn back_off_doubles_and_is_capped() {
+        let p = policy();
+        let first = p.delay(1, None);
+        let third = p.delay(3, None);
+        assert!(first >= Duration::from_millis(100) && first <= Duration::from_millis(200));
+        assert!(third >= Duration::from_millis(400) && third <= Duration::from_millis(500));
+        assert_eq!(p.delay(30, None), Duration::from_secs(5));
+    }
+
+    fn response(status: u16, headers: &[(&str, &str)], body: &str) -> Response {
+        let mut map = HeaderMap::new();
+        for (k, v) in headers {
+            map.insert(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        Response {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: map,
+            body: body.to_string(),
+        }
+    }
+
+    #[test]
+    fn secondary_rate_limit_is_not_applied_and_waits_for_retry_after() {
+        let body = r#"{"message":"You have exceeded a secondary rate limit."}"#;
+        match classify(response(403, &[("retry-after", "7")], body)) {
+            Attempt::NotApplied(_, after) => assert_eq!(after, Some(Duration::from_secs(7))),
+            _ => panic!("a secondary limit must be retried as not applied"),
+        }
+        assert!(matches!(
+            classify(response(429, &[], "{}")),
+            Attempt::NotApplied(_, None)
+        ));
+    }
+
+    #[test]
+    fn server_errors_have_unknown_outcome_and_client_errors_are_final() {
+        assert!(matches!(classify(response(502, &[], "")), Attempt::Unknown(_)));
+        assert!(matches!(classify(response(422, &[], "{}")), Attempt::Done(_)));
+        assert!(matches!(
+            classify(response(403, &[("x-ratelimit-remaining", "0")], "{}")),
+            Attempt::Done(_)
+        ));
+    }
+}
