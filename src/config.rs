@@ -257,6 +257,19 @@ mod tests {
     }
 
     #[test]
+    fn example_in_the_docs_parses() {
+        let doc = include_str!("../docs/config.md");
+        let start = doc
+            .find("```yaml\n")
+            .expect("docs/config.md has a yaml example")
+            + 8;
+        let len = doc[start..].find("```").unwrap();
+        let c = parse(&doc[start..start + len]).unwrap();
+        assert_eq!(c.trusted_authors, ["thirdshift-app[bot]", "alice"]);
+        assert_eq!(c.labels.in_progress, "in-progress");
+    }
+
+    #[test]
     fn keys_left_out_keep_their_defaults() {
         let c = parse("labels:\n  hand_off: humans\nrun:\n").unwrap();
         assert_eq!(c.labels.ready, "ready-for-agent");
