@@ -12,10 +12,12 @@ use crate::record::{ClaimRecord, EndRecord, Outcome};
 
 /// The readable part of a claim record comment.
 pub fn claim_comment(c: &ClaimRecord) -> String {
+    let session = c.session_id.map(|s| format!(", session {s}"));
     let mut out = format!(
-        "🔒 **Claimed** by a Run on {} (pid {}) — stage {} since {}.",
+        "🔒 **Claimed** by a Run on {} (pid {}{}) — stage {} since {}.",
         code(&c.host),
         c.pid,
+        session.unwrap_or_default(),
         code(&c.stage),
         time(c.stage_since)
     );

@@ -6,6 +6,8 @@
 //! It does not decide whom to believe: a marker is only as trustworthy as the comment's author,
 //! and anyone can paste one. Ownership (`ownership.rs`) applies the trust rule; the readable
 //! text lives in `crate::text`. Decoding never panics and is linear in the body's length.
+//! Readable parts must close every code fence they open: a record line inside an open fence is
+//! shown as code on GitHub, and so is not a record here either.
 
 pub mod claim;
 pub mod end;
