@@ -1,1 +1,417 @@
-//! placeholder: filled in by the foundation work (issue 2).
+//! The repository's `.github/thirdshift.yml`: read, checked and turned into types, so a typo is
+//! an error naming the file, line and column rather than a setting silently ignored.
+//!
+//! It does not read the environment or command line (the CLI picks the path and passes it to
+//! [`Config::load`]), and it does not add the token's own login to the trusted authors: callers
+//! do, because only they know who the token is.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration file. Every key is optional; see `docs/config.md`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub labels: Labels,
+    /// Logins whose records are believed, besides the token's own login or App bot.
+    pub trusted_authors: Vec<String>,
+    /// The issue whose body holds the live view and whose comments hold host reports.
+    pub registry_issue: Option<u64>,
+    pub run: RunConfig,
+}
+
+/// The label names thirdshift manages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Labels {
+    /// Issues a Run may take.
+    pub ready: String,
+    /// Issues a Run holds a Claim on.
+    pub in_progress: String,
+    /// Issues handed to people after a Run failed or died.
+    pub hand_off: String,
+}
+
+impl Default for Labels {
+    fn default() -> Labels {
+        Labels {
+            ready: "ready-for-agent".into(),
+            in_progress: "in-progress".into(),
+            hand_off: "ready-for-human".into(),
+        }
+    }
+}
+
+/// How a Run treats its command.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Seconds between forwarding SIGTERM to CMD's session and sending SIGKILL.
+    pub kill_grace_secs: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> RunConfig {
+        RunConfig {
+            kill_grace_secs: 10,
+        }
+    }
+}
+
+/// Why the configuration could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {} does not exist", path.display())]
+    NotFound { path: PathBuf },
+    #[error("cannot read config file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// YAML that does not fit the schema; `line`/`column` are 1-based when known.
+    #[error("{}: {message}", place(origin, *location))]
+    Parse {
+        origin: String,
+        location: Option<(usize, usize)>,
+        message: String,
+    },
+    /// Well-formed settings that cannot work together.
+    #[error("{origin}: {message}")]
+    Invalid { origin: String, message: String },
+}
+
+fn place(origin: &str, location: Option<(usize, usize)>) -> String {
+    match location {
+        Some((line, column)) => format!("{origin}:{line}:{column}"),
+        None => origin.to_string(),
+    }
+}
+
+/// GitHub's limit on a label name's length.
+const MAX_LABEL_CHARS: usize = 50;
+
+impl Config {
+    pub const DEFAULT_PATH: &'static str = ".github/thirdshift.yml";
+
+    /// Parses and checks `text`; `origin` names it in errors (usually the path).
+    /// An empty file, or one holding only comments, gives the defaults.
+    pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let parse_error = |e: serde_yaml::Error| ConfigError::Parse {
+            origin: origin.to_string(),
+            location: e.location().map(|l| (l.line(), l.column())),
+            message: describe(&e),
+        };
+        // An empty document deserialises to the defaults (every struct is `default`).
+        let config: Config = serde_yaml::from_str(text).map_err(parse_error)?;
+        config.validate().map_err(|message| ConfigError::Invalid {
+            origin: origin.to_string(),
+            message,
+        })?;
+        Ok(config)
+    }
+
+    /// Reads `explicit`, which must exist; without it, [`Config::DEFAULT_PATH`] under the
+    /// current directory if that exists; else the defaults.
+    pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        Config::load_in(explicit, Path::new(""))
+    }
+
+    /// [`Config::load`] with the default path taken under `dir`.
+    fn load_in(explicit: Option<&Path>, dir: &Path) -> Result<Config, ConfigError> {
+        let path = match explicit {
+            Some(p) if !p.exists() => {
+                return Err(ConfigError::NotFound {
+                    path: p.to_path_buf(),
+                })
+            }
+            Some(p) => p.to_path_buf(),
+            None => {
+                let p = dir.join(Config::DEFAULT_PATH);
+                if !p.exists() {
+                    return Ok(Config::default());
+                }
+                p
+            }
+        };
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// The checks the schema cannot express.
+    fn validate(&self) -> Result<(), String> {
+        let l = &self.labels;
+        for (key, name) in [
+            ("ready", &l.ready),
+            ("in_progress", &l.in_progress),
+            ("hand_off", &l.hand_off),
+        ] {
+            if name.trim().is_empty() {
+                return Err(format!("labels.{key} must not be empty"));
+            }
+            if name.chars().count() > MAX_LABEL_CHARS {
+                return Err(format!(
+                    "labels.{key} `{name}` is longer than GitHub's {MAX_LABEL_CHARS} characters"
+                ));
+            }
+        }
+        // GitHub label names ignore case.
+        for (key, other) in [("ready", &l.ready), ("hand_off", &l.hand_off)] {
+            if other.eq_ignore_ascii_case(&l.in_progress) {
+                return Err(format!(
+                    "labels.{key} and labels.in_progress are both `{other}`: \
+                     they must differ, or a Claim could not be told from its absence"
+                ));
+            }
+        }
+        for login in &self.trusted_authors {
+            check_login(login)?;
+        }
+        if self.registry_issue == Some(0) {
+            return Err("registry_issue must be an issue number (1 or more)".into());
+        }
+        Ok(())
+    }
+}
+
+fn check_login(login: &str) -> Result<(), String> {
+    if login.trim().is_empty() {
+        return Err("trusted_authors holds an empty login".into());
+    }
+    if let Some(bare) = login.strip_prefix('@') {
+        return Err(format!(
+            "trusted_authors: write `{bare}` without the `@` (found `{login}`)"
+        ));
+    }
+    if login.chars().any(char::is_whitespace) {
+        return Err(format!("trusted_authors: `{login}` is not a GitHub login"));
+    }
+    Ok(())
+}
+
+/// serde_yaml's message without its trailing position, with unknown fields called keys:
+/// `labels: unknown key `redy` (expected one of ready, in_progress, hand_off)`.
+fn describe(e: &serde_yaml::Error) -> String {
+    let full = e.to_string();
+    let suffix = e
+        .location()
+        .map(|l| format!(" at line {} column {}", l.line(), l.column()));
+    let msg = suffix.and_then(|s| full.strip_suffix(&s)).unwrap_or(&full);
+    let Some(i) = msg.find("unknown field `") else {
+        return msg.to_string();
+    };
+    let (path, rest) = msg.split_at(i);
+    let rest = &rest["unknown field `".len()..];
+    let Some((key, expected)) = rest.split_once('`') else {
+        return msg.to_string();
+    };
+    let expected = expected.trim_start_matches(", ").replace('`', "");
+    let path = path.trim_end_matches(": ");
+    let key = if path.is_empty() || path == "." {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    };
+    format!("unknown key `{key}` ({expected})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, ".github/thirdshift.yml")
+    }
+
+    #[test]
+    fn empty_or_comment_only_file_gives_the_defaults() {
+        for text in ["", "\n", "# nothing yet\n", "---\n"] {
+            assert_eq!(parse(text).unwrap(), Config::default(), "{text:?}");
+        }
+        let d = Config::default();
+        assert_eq!(d.labels.ready, "ready-for-agent");
+        assert_eq!(d.labels.in_progress, "in-progress");
+        assert_eq!(d.labels.hand_off, "ready-for-human");
+        assert_eq!(d.run.kill_grace_secs, 10);
+        assert_eq!(d.registry_issue, None);
+        assert!(d.trusted_authors.is_empty());
+    }
+
+    #[test]
+    fn every_key_is_read() {
+        let text =
+            "labels:\n  ready: agent-ok\n  in_progress: agent-busy\n  hand_off: needs-human\n\
+                    trusted_authors:\n  - \"thirdshift-bot[bot]\"\n  - Alice\nregistry_issue: 7\n\
+                    run:\n  kill_grace_secs: 30\n";
+        let c = parse(text).unwrap();
+        assert_eq!(c.labels.ready, "agent-ok");
+        assert_eq!(c.labels.in_progress, "agent-busy");
+        assert_eq!(c.labels.hand_off, "needs-human");
+        assert_eq!(c.trusted_authors, ["thirdshift-bot[bot]", "Alice"]);
+        assert_eq!(c.registry_issue, Some(7));
+        assert_eq!(c.run.kill_grace_secs, 30);
+    }
+
+    #[test]
+    fn example_in_the_docs_parses() {
+        let doc = include_str!("../docs/config.md");
+        let start = doc
+            .find("```yaml\n")
+            .expect("docs/config.md has a yaml example")
+            + 8;
+        let len = doc[start..].find("```").unwrap();
+        let c = parse(&doc[start..start + len]).unwrap();
+        assert_eq!(c.trusted_authors, ["thirdshift-app[bot]", "alice"]);
+        assert_eq!(c.labels.in_progress, "in-progress");
+    }
+
+    #[test]
+    fn keys_left_out_keep_their_defaults() {
+        let c = parse("labels:\n  hand_off: humans\nrun:\n").unwrap();
+        assert_eq!(c.labels.ready, "ready-for-agent");
+        assert_eq!(c.labels.hand_off, "humans");
+        assert_eq!(c.run.kill_grace_secs, 10);
+    }
+
+    #[test]
+    fn unknown_config_key_names_line_and_column() {
+        // given a typo in a top-level key on line 3
+        let text = "# settings\nregistry_issue: 7\nlables:\n  ready: x\n";
+        // when it is parsed
+        let err = parse(text).unwrap_err().to_string();
+        // then the error names the file, line, column, the key and what is allowed
+        assert_eq!(
+            err,
+            ".github/thirdshift.yml:3:1: unknown key `lables` \
+             (expected one of labels, trusted_authors, registry_issue, run)"
+        );
+    }
+
+    #[test]
+    fn unknown_nested_key_is_named_with_its_path() {
+        let err = parse("labels:\n  ready: x\n    \n  redy: y\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            ".github/thirdshift.yml:4:3: unknown key `labels.redy` \
+             (expected one of ready, in_progress, hand_off)"
+        );
+        let err = parse("run:\n    grace: 3\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            ".github/thirdshift.yml:2:5: unknown key `run.grace` (expected kill_grace_secs)"
+        );
+    }
+
+    #[test]
+    fn wrong_type_names_the_key_and_place() {
+        let err = parse("run:\n  kill_grace_secs: -1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(".github/thirdshift.yml:2:20: run.kill_grace_secs: "),
+            "{err}"
+        );
+        assert!(err.contains("u64"), "{err}");
+    }
+
+    #[test]
+    fn broken_yaml_is_a_parse_error_with_a_place() {
+        let err = parse("labels: [\n").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ConfigError::Parse {
+                    location: Some(_),
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn empty_label_name_is_refused() {
+        let err = parse("labels:\n  hand_off: '  '\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            ".github/thirdshift.yml: labels.hand_off must not be empty"
+        );
+    }
+
+    #[test]
+    fn ready_and_in_progress_must_differ_ignoring_case() {
+        let err = parse("labels:\n  ready: Busy\n  in_progress: busy\n").unwrap_err();
+        assert!(matches!(err, ConfigError::Invalid { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .contains("labels.ready and labels.in_progress"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn label_longer_than_github_allows_is_refused() {
+        let text = format!("labels:\n  ready: {}\n", "x".repeat(51));
+        assert!(parse(&text)
+            .unwrap_err()
+            .to_string()
+            .contains("50 characters"));
+    }
+
+    #[test]
+    fn trusted_author_written_with_at_sign_gets_a_hint() {
+        let err = parse("trusted_authors: ['@alice']\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("write `alice` without the `@`"), "{err}");
+    }
+
+    #[test]
+    fn registry_issue_zero_is_refused() {
+        assert!(parse("registry_issue: 0\n").is_err());
+    }
+
+    #[test]
+    fn without_a_path_the_default_file_is_read_if_present() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            Config::load_in(None, dir.path()).unwrap(),
+            Config::default()
+        );
+        std::fs::create_dir(dir.path().join(".github")).unwrap();
+        std::fs::write(dir.path().join(Config::DEFAULT_PATH), "registry_issue: 9\n").unwrap();
+        assert_eq!(
+            Config::load_in(None, dir.path()).unwrap().registry_issue,
+            Some(9)
+        );
+    }
+
+    #[test]
+    fn explicit_path_that_does_not_exist_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.yml");
+        let err = Config::load(Some(&missing)).unwrap_err();
+        assert!(matches!(err, ConfigError::NotFound { .. }), "{err:?}");
+        assert!(err.to_string().contains("nope.yml"), "{err}");
+    }
+
+    #[test]
+    fn explicit_path_is_read_and_named_in_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.yml");
+        std::fs::write(&path, "run:\n  kill_grace_secs: 3\n").unwrap();
+        assert_eq!(Config::load(Some(&path)).unwrap().run.kill_grace_secs, 3);
+        std::fs::write(&path, "bogus: 1\n").unwrap();
+        let err = Config::load(Some(&path)).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{}:1:1: unknown key `bogus`", path.display())),
+            "{err}"
+        );
+    }
+}

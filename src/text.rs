@@ -1,1 +1,268 @@
-//! placeholder: filled in by the foundation work (issue 2).
+//! Every piece of text the bot posts to GitHub, as constructor functions, so the wording is in
+//! one place and snapshot-tested. Records use these for their readable part.
+//!
+//! It does not encode records (see `crate::record`) or decide anything. Values from records
+//! (hosts, paths, reasons) are rendered so that they cannot break the Markdown around them:
+//! every line we write starts with fixed text, so no value can open a code fence or start a
+//! line with a record marker and hide or forge the record line below it.
+
+use chrono::{DateTime, Utc};
+
+use crate::record::{ClaimRecord, EndRecord, Outcome};
+
+/// The readable part of a claim record comment.
+pub fn claim_comment(c: &ClaimRecord) -> String {
+    let session = c.session_id.map(|s| format!(", session {s}"));
+    let mut out = format!(
+        "🔒 **Claimed** by a Run on {} (pid {}{}) — stage {} since {}.",
+        code(&c.host),
+        c.pid,
+        session.unwrap_or_default(),
+        code(&c.stage),
+        time(c.stage_since)
+    );
+    let mut lines = vec![format!(
+        "- Claim {}, {} run, claimed {}",
+        code(&c.claim_id),
+        c.kind.as_str(),
+        time(c.claimed_at)
+    )];
+    if let Some(h) = &c.harness {
+        let model = c.model.as_deref().map(|m| format!(" (model {})", code(m)));
+        lines.push(format!(
+            "- Harness: {}{}",
+            code(h),
+            model.unwrap_or_default()
+        ));
+    } else if let Some(m) = &c.model {
+        lines.push(format!("- Model: {}", code(m)));
+    }
+    if let Some(s) = &c.agent_session {
+        lines.push(format!("- Agent session: {}", code(s)));
+    }
+    if let Some(b) = &c.branch {
+        lines.push(format!("- Branch: {}", code(b)));
+    }
+    if let Some(w) = &c.worktree {
+        lines.push(format!("- Worktree: {}", code(w)));
+    }
+    if !c.logs.is_empty() {
+        let logs: Vec<String> = c.logs.iter().map(|l| link_or_code(l)).collect();
+        lines.push(format!("- Logs: {}", logs.join(", ")));
+    }
+    out.push_str("\n\n");
+    out.push_str(&lines.join("\n"));
+    out.push_str(
+        "\n\n<sub>This comment is the Claim's record: only its Run edits it. \
+         Ask `/thirdshift status` for the live view.</sub>",
+    );
+    out
+}
+
+/// The readable part of an end record comment: one sentence for the outcome, then the detail.
+pub fn end_comment(e: &EndRecord) -> String {
+    let mut out = format!(
+        "{}\n\n- Claim {} ended by {} at {}",
+        outcome_sentence(e.outcome),
+        code(&e.claim_id),
+        code(&e.actor),
+        time(e.ended_at)
+    );
+    if let Some(code) = e.exit_code {
+        out.push_str(&format!("\n- Exit code: {code}"));
+    }
+    if let Some(sig) = e.signal {
+        out.push_str(&format!("\n- Signal: {}", signal_name(sig)));
+    }
+    if let Some(labels) = &e.labels_after {
+        let labels: Vec<String> = labels.iter().map(|l| code(l)).collect();
+        let labels = if labels.is_empty() {
+            "none of the thirdshift labels".to_string()
+        } else {
+            labels.join(", ")
+        };
+        out.push_str(&format!("\n- Labels after: {labels}"));
+    }
+    if !e.reason.trim().is_empty() {
+        out.push_str("\n\n");
+        out.push_str(&quote(&e.reason));
+    }
+    out
+}
+
+/// One sentence per outcome, for a person reading the issue.
+fn outcome_sentence(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Done => "✅ **Done**: the Run finished its work and ended its Claim.",
+        Outcome::Failed => {
+            "❌ **Failed**: the Run stopped without finishing; its work was kept on the Issue \
+             branch or in its worktree."
+        }
+        Outcome::HandedBack => {
+            "↩️ **Handed back**: the Run was asked to stop and gave the issue back."
+        }
+        Outcome::Withdrawn => {
+            "🏳️ **Withdrawn**: another Run claimed this issue first, so this Claim stepped \
+             back before doing any work."
+        }
+        Outcome::Superseded => {
+            "⏭️ **Superseded**: an earlier Claim owns this issue, so this later one was ended."
+        }
+        Outcome::Recovered => {
+            "🩹 **Recovered**: the Run's host showed the Run is gone, so its Claim was ended \
+             the way a failed run ends; its work was kept."
+        }
+        Outcome::Cancelled => "🛑 **Cancelled**: the Run was stopped on request.",
+        Outcome::Continued => {
+            "🔁 **Continued**: the Run's host showed the Run is gone; the issue was queued \
+             again so a new Run can resume the session."
+        }
+        Outcome::Swept => {
+            "🧹 **Swept**: this Claim was cleared up because no Run was working on it any more."
+        }
+    }
+}
+
+/// `9` → `9 (SIGKILL)`.
+fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        6 => "SIGABRT",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        _ => return sig.to_string(),
+    };
+    format!("{sig} ({name})")
+}
+
+/// `2025-03-04 05:06 UTC`.
+fn time(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// `value` as inline code on one line, whatever backticks it holds.
+pub fn code(value: &str) -> String {
+    let v = one_line(value);
+    let longest = v.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if v.starts_with('`') || v.ends_with('`') || v.is_empty() {
+        format!("{fence} {v} {fence}")
+    } else {
+        format!("{fence}{v}{fence}")
+    }
+}
+
+/// An http(s) URL as an autolink; anything else (a path) as code.
+fn link_or_code(value: &str) -> String {
+    let plain = !value.contains(|c: char| c.is_whitespace() || c == '<' || c == '>');
+    if plain && (value.starts_with("https://") || value.starts_with("http://")) {
+        format!("<{value}>")
+    } else {
+        code(value)
+    }
+}
+
+/// Free text as a Markdown quote: every line starts with `> `, so none can start a fence or a
+/// record line.
+fn quote(text: &str) -> String {
+    text.trim()
+        .lines()
+        .map(|l| {
+            format!("> {}", l.trim_end_matches('\r'))
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn one_line(value: &str) -> String {
+    value.replace(['\r', '\n'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::claim::tests::{minimal_claim, sample_claim};
+    use crate::record::end::tests::sample_end;
+    use crate::record::{decode, Decoded, Record};
+
+    #[test]
+    fn claim_comment_with_every_detail() {
+        insta::assert_snapshot!(sample_claim().to_comment());
+    }
+
+    #[test]
+    fn claim_comment_just_after_claiming() {
+        insta::assert_snapshot!(claim_comment(&minimal_claim()));
+    }
+
+    #[test]
+    fn end_comment_for_every_outcome() {
+        for outcome in Outcome::ALL {
+            let mut end = sample_end(outcome);
+            match outcome {
+                Outcome::HandedBack | Outcome::Cancelled => {
+                    end.exit_code = None;
+                    end.signal = Some(15);
+                    end.reason = "CMD's session was sent SIGTERM".into();
+                }
+                Outcome::Done => {
+                    end.exit_code = Some(0);
+                    end.reason = "CMD exited with code 0".into();
+                    end.labels_after = Some(vec![]);
+                }
+                Outcome::Recovered | Outcome::Continued => {
+                    end.actor = "reconcile".into();
+                    end.exit_code = None;
+                    end.reason = "build-01 reports PID 4242 gone: the host rebooted \
+                                  (boot id changed)\nwork pushed to issue-42"
+                        .into();
+                }
+                _ => {}
+            }
+            insta::assert_snapshot!(format!("end_{}", outcome.as_str()), end.to_comment());
+        }
+    }
+
+    #[test]
+    fn hostile_values_cannot_hide_or_forge_the_record_line() {
+        // given a claim whose values try to open a fence and to start a second record line
+        let claim = ClaimRecord {
+            harness: Some("x\n```\n".into()),
+            branch: Some("b\n<!-- thirdshift:v1:claim {} -->".into()),
+            worktree: Some("`tick`".into()),
+            ..sample_claim()
+        };
+        let end = EndRecord {
+            reason: "```\n<!-- thirdshift:v1:end {} -->".into(),
+            ..sample_end(Outcome::Failed)
+        };
+        // then each comment still decodes to exactly its own record
+        assert_eq!(
+            decode(&claim.to_comment()),
+            Decoded::Record(Record::Claim(claim))
+        );
+        assert_eq!(decode(&end.to_comment()), Decoded::Record(Record::End(end)));
+    }
+
+    #[test]
+    fn code_spans_survive_backticks_and_newlines() {
+        assert_eq!(code("a"), "`a`");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x`"), "`` `x` ``");
+        assert_eq!(code("a\nb"), "`a b`");
+    }
+
+    #[test]
+    fn logs_are_links_when_urls_and_code_otherwise() {
+        assert_eq!(link_or_code("https://x.test/l"), "<https://x.test/l>");
+        assert_eq!(link_or_code("/var/log/a"), "`/var/log/a`");
+        assert_eq!(link_or_code("https://x.test/a b"), "`https://x.test/a b`");
+    }
+}

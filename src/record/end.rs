@@ -1,0 +1,220 @@
+//! The end record: the append-only, final comment that ends one Claim, naming the claim, the
+//! outcome, the evidence and who ended it. Once a trusted end record names a claim id, that
+//! Claim no longer owns anything.
+//!
+//! It does not choose the outcome or apply labels (the Run and reconcile do); `labels_after`
+//! only records what the ender meant the labels to become, so a pass killed between writing the
+//! end record and fixing the labels can be finished by the next one.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{check_claim_id, encode, Kind};
+
+/// How a Claim ended. Kebab-case on the wire (`handed-back`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// CMD exited 0: the work was delivered.
+    Done,
+    /// CMD exited non-zero (or died by a signal it was not sent).
+    Failed,
+    /// The Run was stopped by SIGINT/SIGTERM/SIGHUP and gave the issue back.
+    HandedBack,
+    /// The claim lost the race to an earlier claim before doing any work.
+    Withdrawn,
+    /// An earlier active claim owns the issue; reconcile ended this later one.
+    Superseded,
+    /// The Run was proven dead by its host; the Claim ended as a failed run would.
+    Recovered,
+    /// Stopped on a `/thirdshift cancel` request.
+    Cancelled,
+    /// The Run was proven dead and the issue re-queued as a Continuation.
+    Continued,
+    /// Cleared up with no Run to account for it (e.g. its issue was closed).
+    Swept,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 9] = [
+        Outcome::Done,
+        Outcome::Failed,
+        Outcome::HandedBack,
+        Outcome::Withdrawn,
+        Outcome::Superseded,
+        Outcome::Recovered,
+        Outcome::Cancelled,
+        Outcome::Continued,
+        Outcome::Swept,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Done => "done",
+            Outcome::Failed => "failed",
+            Outcome::HandedBack => "handed-back",
+            Outcome::Withdrawn => "withdrawn",
+            Outcome::Superseded => "superseded",
+            Outcome::Recovered => "recovered",
+            Outcome::Cancelled => "cancelled",
+            Outcome::Continued => "continued",
+            Outcome::Swept => "swept",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Outcome {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Outcome, String> {
+        Outcome::ALL
+            .into_iter()
+            .find(|o| o.as_str() == s)
+            .ok_or_else(|| format!("unknown outcome `{s}`"))
+    }
+}
+
+/// `<!-- thirdshift:v1:end {…} -->`: the end of one Claim. Unknown fields are tolerated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndRecord {
+    /// The claim this ends.
+    pub claim_id: String,
+    pub issue: u64,
+    pub outcome: Outcome,
+    /// Who ended it: `run@HOST`, `observe@HOST`, `reconcile`, a person's login…
+    pub actor: String,
+    /// A human summary of the evidence (`PID 4242 gone after reboot`, `exit code 1`).
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// The id of the claim comment ended, when the ender knew it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_comment_id: Option<u64>,
+    /// The managed labels (ready / in-progress / hand-off, as configured) the ender intends the
+    /// issue to carry once the end is applied: each one listed present, each one not listed
+    /// absent; other labels are never touched. `None`: the ender stated no intent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels_after: Option<Vec<String>>,
+    pub ended_at: DateTime<Utc>,
+}
+
+impl EndRecord {
+    /// The whole comment body: readable text, a blank line, the hidden record line.
+    pub fn to_comment(&self) -> String {
+        format!(
+            "{}\n\n{}",
+            crate::text::end_comment(self),
+            encode(Kind::End, &self.to_json())
+        )
+    }
+
+    /// The record's JSON object.
+    pub fn to_json(&self) -> serde_json::Value {
+        // Strings, numbers and timestamps always serialise.
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The checks beyond the JSON shape that a decoded end record must pass.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        check_claim_id(&self.claim_id)?;
+        if self.issue == 0 {
+            return Err("issue must be a positive issue number".into());
+        }
+        if self.actor.trim().is_empty() {
+            return Err("actor must not be empty".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::record::{decode, Decoded, Record, RecordError};
+    use chrono::TimeZone;
+
+    /// An end record for `claim::tests::sample_claim()`.
+    pub(crate) fn sample_end(outcome: Outcome) -> EndRecord {
+        EndRecord {
+            claim_id: "c-0123456789abcdef".into(),
+            issue: 42,
+            outcome,
+            actor: "run@build-01".into(),
+            reason: "CMD exited with code 1".into(),
+            exit_code: Some(1),
+            signal: None,
+            claim_comment_id: Some(5_000_000_001),
+            labels_after: Some(vec!["ready-for-human".into()]),
+            ended_at: Utc.with_ymd_and_hms(2025, 3, 4, 6, 0, 0).unwrap(),
+        }
+    }
+
+    fn decode_end(body: &str) -> EndRecord {
+        match decode(body) {
+            Decoded::Record(Record::End(e)) => e,
+            other => panic!("expected an end record, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_outcome_round_trips_through_its_comment() {
+        for outcome in Outcome::ALL {
+            let end = sample_end(outcome);
+            assert_eq!(decode_end(&end.to_comment()), end, "{outcome}");
+        }
+    }
+
+    #[test]
+    fn outcomes_are_kebab_case_on_the_wire() {
+        for outcome in Outcome::ALL {
+            let wire = serde_json::to_value(outcome).unwrap();
+            assert_eq!(wire, serde_json::json!(outcome.as_str()));
+            assert_eq!(outcome.as_str().parse::<Outcome>(), Ok(outcome));
+        }
+        assert_eq!(Outcome::HandedBack.as_str(), "handed-back");
+    }
+
+    #[test]
+    fn minimal_end_round_trips_without_optional_fields() {
+        let end = EndRecord {
+            exit_code: None,
+            signal: None,
+            claim_comment_id: None,
+            labels_after: None,
+            ..sample_end(Outcome::Recovered)
+        };
+        let comment = end.to_comment();
+        assert!(!comment.contains("labels_after"), "{comment}");
+        assert_eq!(decode_end(&comment), end);
+    }
+
+    #[test]
+    fn empty_labels_after_is_kept_apart_from_no_intent() {
+        let end = EndRecord {
+            labels_after: Some(vec![]),
+            ..sample_end(Outcome::Done)
+        };
+        assert_eq!(decode_end(&end.to_comment()).labels_after, Some(vec![]));
+    }
+
+    #[test]
+    fn end_with_an_unknown_outcome_is_malformed() {
+        let mut json = sample_end(Outcome::Done).to_json();
+        json["outcome"] = serde_json::json!("exploded");
+        let decoded = decode(&crate::record::encode(Kind::End, &json));
+        let Decoded::Invalid(RecordError::Malformed { kind, reason }) = decoded else {
+            panic!("expected malformed, got {decoded:?}");
+        };
+        assert_eq!(kind, "end");
+        assert!(reason.contains("exploded"), "{reason}");
+    }
+}
