@@ -95,8 +95,8 @@ fn outcome_sentence(o: Outcome) -> &'static str {
     match o {
         Outcome::Done => "✅ **Done**: the Run finished its work and ended its Claim.",
         Outcome::Failed => {
-            "❌ **Failed**: the Run stopped without finishing; its work was kept on the Issue \
-             branch or in its worktree."
+            "❌ **Failed**: the Run's command failed before finishing; nothing it left in its \
+             worktree was removed."
         }
         Outcome::HandedBack => {
             "↩️ **Handed back**: the Run was asked to stop and gave the issue back."
