@@ -1,0 +1,486 @@
+//! The emulator's data model: users, issues, comments, labels, reactions, rate budgets, the
+//! request log and the fault PRNG, with the mutations GitHub performs on them (ids, timestamps,
+//! comment counts, `updated_at` bumps, labels created on first use).
+//!
+//! It knows nothing of HTTP, JSON or permissions: routes decide who may do what and `json`
+//! decides how things look on the wire.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, SubsecRound, Utc};
+
+use super::rng::Rng;
+use super::{Faults, Permission, RequestLogEntry, SimComment, SimConfig, SimIssue};
+
+/// Issue and comment ids start above 2^32 so 32-bit truncation shows.
+const FIRST_OBJECT_ID: u64 = 5_000_000_000;
+/// The colour GitHub gives a label created implicitly by naming it.
+pub(crate) const DEFAULT_LABEL_COLOR: &str = "ededed";
+
+/// Now, at second precision (GitHub's timestamps have no fraction).
+pub(crate) fn now() -> DateTime<Utc> {
+    Utc::now().trunc_subsecs(0)
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct User {
+    pub id: u64,
+    pub login: String,
+    pub token: Option<String>,
+    pub permission: Permission,
+    pub bot: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Issue {
+    pub number: u64,
+    pub id: u64,
+    pub title: String,
+    pub body: String,
+    pub open: bool,
+    pub state_reason: Option<String>,
+    /// Canonical label names, in the order they were added.
+    pub labels: Vec<String>,
+    pub author: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub closed_at: Option<DateTime<Utc>>,
+    pub closed_by: Option<String>,
+    pub comments: u64,
+}
+
+impl Issue {
+    pub(crate) fn snapshot(&self) -> SimIssue {
+        SimIssue {
+            number: self.number,
+            id: self.id,
+            title: self.title.clone(),
+            body: self.body.clone(),
+            state: if self.open { "open" } else { "closed" }.to_string(),
+            labels: self.labels.clone(),
+            author: self.author.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Comment {
+    pub id: u64,
+    pub issue: u64,
+    pub author: String,
+    pub body: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Comment {
+    pub(crate) fn snapshot(&self) -> SimComment {
+        SimComment {
+            id: self.id,
+            issue: self.issue,
+            author: self.author.clone(),
+            body: self.body.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Label {
+    pub id: u64,
+    pub name: String,
+    pub color: String,
+    pub description: Option<String>,
+}
+
+/// What a reaction is attached to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    Issue(u64),
+    Comment(u64),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Reaction {
+    pub id: u64,
+    pub target: Target,
+    pub user: String,
+    pub content: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One token's hourly window.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budget {
+    pub used: u32,
+    /// Epoch seconds at which the window resets.
+    pub reset: i64,
+}
+
+pub(crate) struct State {
+    pub config: SimConfig,
+    pub repo_id: u64,
+    pub created_at: DateTime<Utc>,
+    pub users: Vec<User>,
+    pub issues: BTreeMap<u64, Issue>,
+    pub comments: BTreeMap<u64, Comment>,
+    pub labels: Vec<Label>,
+    pub reactions: Vec<Reaction>,
+    next_object_id: u64,
+    next_number: u64,
+    next_user_id: u64,
+    next_label_id: u64,
+    next_reaction_id: u64,
+    pub budgets: HashMap<String, Budget>,
+    pub log: Vec<RequestLogEntry>,
+    pub faults: Faults,
+    pub rng: Rng,
+    pub request_seq: u64,
+}
+
+impl State {
+    pub(crate) fn new(config: SimConfig) -> State {
+        let rng = Rng::new(config.seed);
+        State {
+            config,
+            repo_id: 4_300_000_001,
+            created_at: now(),
+            users: Vec::new(),
+            issues: BTreeMap::new(),
+            comments: BTreeMap::new(),
+            labels: Vec::new(),
+            reactions: Vec::new(),
+            next_object_id: FIRST_OBJECT_ID,
+            next_number: 1,
+            next_user_id: 1001,
+            next_label_id: 6_000_000_001,
+            next_reaction_id: 7_000_000_001,
+            budgets: HashMap::new(),
+            log: Vec::new(),
+            faults: Faults::default(),
+            rng,
+            request_seq: 0,
+        }
+    }
+
+    /// The user with this login (case-insensitive, like GitHub).
+    pub(crate) fn user(&self, login: &str) -> Option<&User> {
+        self.users
+            .iter()
+            .find(|u| u.login.eq_ignore_ascii_case(login))
+    }
+
+    pub(crate) fn user_by_token(&self, token: &str) -> Option<&User> {
+        self.users
+            .iter()
+            .find(|u| u.token.as_deref() == Some(token))
+    }
+
+    /// Adds a user or updates the token, role and kind of an existing one; returns the id.
+    pub(crate) fn add_user(
+        &mut self,
+        login: &str,
+        token: Option<&str>,
+        permission: Permission,
+        bot: bool,
+    ) -> u64 {
+        if let Some(u) = self
+            .users
+            .iter_mut()
+            .find(|u| u.login.eq_ignore_ascii_case(login))
+        {
+            u.token = token.map(str::to_string).or(u.token.take());
+            u.permission = permission;
+            u.bot = bot;
+            return u.id;
+        }
+        let id = self.next_user_id;
+        self.next_user_id += 1;
+        self.users.push(User {
+            id,
+            login: login.to_string(),
+            token: token.map(str::to_string),
+            permission,
+            bot,
+            created_at: now(),
+        });
+        id
+    }
+
+    /// Makes sure a login exists (seeded authors need not be registered); returns its login
+    /// as stored.
+    pub(crate) fn ensure_user(&mut self, login: &str) -> String {
+        if let Some(u) = self.user(login) {
+            return u.login.clone();
+        }
+        let bot = login.ends_with("[bot]");
+        self.add_user(login, None, Permission::None, bot);
+        login.to_string()
+    }
+
+    fn next_object_id(&mut self) -> u64 {
+        let id = self.next_object_id;
+        self.next_object_id += 1;
+        id
+    }
+
+    /// The repository label with this name (case-insensitive).
+    pub(crate) fn label(&self, name: &str) -> Option<&Label> {
+        self.labels
+            .iter()
+            .find(|l| l.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Creates a repository label; `None` when one with that name exists.
+    pub(crate) fn create_label(
+        &mut self,
+        name: &str,
+        color: &str,
+        description: Option<String>,
+    ) -> Option<u64> {
+        if self.label(name).is_some() {
+            return None;
+        }
+        let id = self.next_label_id;
+        self.next_label_id += 1;
+        self.labels.push(Label {
+            id,
+            name: name.to_string(),
+            color: color.to_string(),
+            description,
+        });
+        Some(id)
+    }
+
+    /// The canonical name of a label, creating it with the default colour on first use.
+    pub(crate) fn label_for_use(&mut self, name: &str) -> String {
+        if let Some(l) = self.label(name) {
+            return l.name.clone();
+        }
+        self.create_label(name, DEFAULT_LABEL_COLOR, None);
+        name.to_string()
+    }
+
+    pub(crate) fn create_issue(
+        &mut self,
+        author: &str,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> u64 {
+        let author = self.ensure_user(author);
+        let mut names: Vec<String> = Vec::new();
+        for l in labels {
+            let name = self.label_for_use(l);
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        let (number, id, at) = (self.next_number, self.next_object_id(), now());
+        self.next_number += 1;
+        self.issues.insert(
+            number,
+            Issue {
+                number,
+                id,
+                title: title.to_string(),
+                body: body.to_string(),
+                open: true,
+                state_reason: None,
+                labels: names,
+                author,
+                created_at: at,
+                updated_at: at,
+                closed_at: None,
+                closed_by: None,
+                comments: 0,
+            },
+        );
+        number
+    }
+
+    /// Adds a comment and bumps the issue; `None` when the issue does not exist.
+    pub(crate) fn add_comment(&mut self, issue: u64, author: &str, body: &str) -> Option<u64> {
+        if !self.issues.contains_key(&issue) {
+            return None;
+        }
+        let author = self.ensure_user(author);
+        let (id, at) = (self.next_object_id(), now());
+        self.comments.insert(
+            id,
+            Comment {
+                id,
+                issue,
+                author,
+                body: body.to_string(),
+                created_at: at,
+                updated_at: at,
+            },
+        );
+        let i = self.issues.get_mut(&issue)?;
+        i.comments += 1;
+        i.updated_at = at;
+        Some(id)
+    }
+
+    /// Edits a comment's body (the issue's `updated_at` does not move, as on GitHub).
+    pub(crate) fn edit_comment(&mut self, id: u64, body: &str) -> bool {
+        match self.comments.get_mut(&id) {
+            Some(c) => {
+                c.body = body.to_string();
+                c.updated_at = now();
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn delete_comment(&mut self, id: u64) -> bool {
+        let Some(c) = self.comments.remove(&id) else {
+            return false;
+        };
+        self.reactions.retain(|r| r.target != Target::Comment(id));
+        if let Some(i) = self.issues.get_mut(&c.issue) {
+            i.comments = i.comments.saturating_sub(1);
+            i.updated_at = now();
+        }
+        true
+    }
+
+    /// Bumps an issue's `updated_at`.
+    pub(crate) fn touch(&mut self, issue: u64) {
+        if let Some(i) = self.issues.get_mut(&issue) {
+            i.updated_at = now();
+        }
+    }
+
+    /// Adds labels to an issue (creating them on first use); bumps it if anything changed.
+    pub(crate) fn add_labels(&mut self, issue: u64, names: &[String]) {
+        let canon: Vec<String> = names.iter().map(|n| self.label_for_use(n)).collect();
+        let Some(i) = self.issues.get_mut(&issue) else {
+            return;
+        };
+        let before = i.labels.len();
+        for name in canon {
+            if !i.labels.contains(&name) {
+                i.labels.push(name);
+            }
+        }
+        if i.labels.len() != before {
+            i.updated_at = now();
+        }
+    }
+
+    /// Replaces an issue's labels; bumps it if the set changed.
+    pub(crate) fn set_labels(&mut self, issue: u64, names: &[String]) {
+        let mut canon: Vec<String> = Vec::new();
+        for n in names {
+            let name = self.label_for_use(n);
+            if !canon.contains(&name) {
+                canon.push(name);
+            }
+        }
+        if let Some(i) = self.issues.get_mut(&issue) {
+            if i.labels != canon {
+                i.labels = canon;
+                i.updated_at = now();
+            }
+        }
+    }
+
+    /// Removes one label from an issue; `false` when it was not on the issue.
+    pub(crate) fn remove_label(&mut self, issue: u64, name: &str) -> bool {
+        let Some(i) = self.issues.get_mut(&issue) else {
+            return false;
+        };
+        let before = i.labels.len();
+        i.labels.retain(|l| !l.eq_ignore_ascii_case(name));
+        let removed = i.labels.len() != before;
+        if removed {
+            i.updated_at = now();
+        }
+        removed
+    }
+
+    /// Opens or closes an issue, keeping `closed_at`, `closed_by` and `state_reason` right.
+    pub(crate) fn set_state(&mut self, issue: u64, open: bool, reason: Option<&str>, by: &str) {
+        let Some(i) = self.issues.get_mut(&issue) else {
+            return;
+        };
+        if i.open == open {
+            if let (false, Some(r)) = (open, reason) {
+                i.state_reason = Some(r.to_string());
+            }
+            return;
+        }
+        let at = now();
+        i.open = open;
+        i.updated_at = at;
+        if open {
+            i.closed_at = None;
+            i.closed_by = None;
+            i.state_reason = Some("reopened".to_string());
+        } else {
+            i.closed_at = Some(at);
+            i.closed_by = Some(by.to_string());
+            i.state_reason = Some(reason.unwrap_or("completed").to_string());
+        }
+    }
+
+    /// Adds `user`'s reaction; returns its id and whether it is new.
+    pub(crate) fn react(&mut self, target: Target, user: &str, content: &str) -> (u64, bool) {
+        if let Some(r) = self
+            .reactions
+            .iter()
+            .find(|r| r.target == target && r.user == user && r.content == content)
+        {
+            return (r.id, false);
+        }
+        let id = self.next_reaction_id;
+        self.next_reaction_id += 1;
+        self.reactions.push(Reaction {
+            id,
+            target,
+            user: user.to_string(),
+            content: content.to_string(),
+            created_at: now(),
+        });
+        (id, true)
+    }
+
+    /// This key's budget window, renewed when the hour is over.
+    pub(crate) fn budget(&mut self, key: &str, now_epoch: i64) -> Budget {
+        let b = self.budgets.entry(key.to_string()).or_insert(Budget {
+            used: 0,
+            reset: now_epoch + 3600,
+        });
+        if now_epoch >= b.reset {
+            *b = Budget {
+                used: 0,
+                reset: now_epoch + 3600,
+            };
+        }
+        *b
+    }
+
+    /// Charges one request to this key's budget.
+    pub(crate) fn charge(&mut self, key: &str, now_epoch: i64) {
+        self.budget(key, now_epoch);
+        if let Some(b) = self.budgets.get_mut(key) {
+            b.used = b.used.saturating_add(1);
+        }
+    }
+
+    /// (login, token, role, bot) of every user with a token, for printing.
+    pub(crate) fn user_lines(&self) -> Vec<(String, String, &'static str, bool)> {
+        self.users
+            .iter()
+            .filter_map(|u| {
+                let token = u.token.clone()?;
+                Some((u.login.clone(), token, u.permission.role_name(), u.bot))
+            })
+            .collect()
+    }
+}
