@@ -1,6 +1,7 @@
 //! The emulator's data model: users, issues, comments, labels, reactions, rate budgets, the
 //! request log and the fault PRNG, with the mutations GitHub performs on them (ids, timestamps,
-//! comment counts, `updated_at` bumps, labels created on first use).
+//! comment counts, `updated_at` bumps, labels created on first use). This file holds the
+//! types, users, id counters and rate budgets; `issues.rs` and `labels.rs` hold the mutations.
 //!
 //! It knows nothing of HTTP, JSON or permissions: routes decide who may do what and `json`
 //! decides how things look on the wire.
@@ -8,6 +9,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, SubsecRound, Utc};
+
+mod issues;
+mod labels;
 
 use super::rng::Rng;
 use super::{Faults, Permission, RequestLogEntry, SimComment, SimConfig, SimIssue};
@@ -224,230 +228,6 @@ impl State {
         let id = self.next_object_id;
         self.next_object_id += 1;
         id
-    }
-
-    /// The repository label with this name (case-insensitive).
-    pub(crate) fn label(&self, name: &str) -> Option<&Label> {
-        self.labels
-            .iter()
-            .find(|l| l.name.eq_ignore_ascii_case(name))
-    }
-
-    /// Creates a repository label; `None` when one with that name exists.
-    pub(crate) fn create_label(
-        &mut self,
-        name: &str,
-        color: &str,
-        description: Option<String>,
-    ) -> Option<u64> {
-        if self.label(name).is_some() {
-            return None;
-        }
-        let id = self.next_label_id;
-        self.next_label_id += 1;
-        self.labels.push(Label {
-            id,
-            name: name.to_string(),
-            color: color.to_string(),
-            description,
-        });
-        Some(id)
-    }
-
-    /// The canonical name of a label, creating it with the default colour on first use.
-    pub(crate) fn label_for_use(&mut self, name: &str) -> String {
-        if let Some(l) = self.label(name) {
-            return l.name.clone();
-        }
-        self.create_label(name, DEFAULT_LABEL_COLOR, None);
-        name.to_string()
-    }
-
-    pub(crate) fn create_issue(
-        &mut self,
-        author: &str,
-        title: &str,
-        body: &str,
-        labels: &[String],
-    ) -> u64 {
-        let author = self.ensure_user(author);
-        let mut names: Vec<String> = Vec::new();
-        for l in labels {
-            let name = self.label_for_use(l);
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-        let (number, id, at) = (self.next_number, self.next_object_id(), now());
-        self.next_number += 1;
-        self.issues.insert(
-            number,
-            Issue {
-                number,
-                id,
-                title: title.to_string(),
-                body: body.to_string(),
-                open: true,
-                state_reason: None,
-                labels: names,
-                author,
-                created_at: at,
-                updated_at: at,
-                closed_at: None,
-                closed_by: None,
-                comments: 0,
-            },
-        );
-        number
-    }
-
-    /// Adds a comment and bumps the issue; `None` when the issue does not exist.
-    pub(crate) fn add_comment(&mut self, issue: u64, author: &str, body: &str) -> Option<u64> {
-        if !self.issues.contains_key(&issue) {
-            return None;
-        }
-        let author = self.ensure_user(author);
-        let (id, at) = (self.next_object_id(), now());
-        self.comments.insert(
-            id,
-            Comment {
-                id,
-                issue,
-                author,
-                body: body.to_string(),
-                created_at: at,
-                updated_at: at,
-            },
-        );
-        let i = self.issues.get_mut(&issue)?;
-        i.comments += 1;
-        i.updated_at = at;
-        Some(id)
-    }
-
-    /// Edits a comment's body (the issue's `updated_at` does not move, as on GitHub).
-    pub(crate) fn edit_comment(&mut self, id: u64, body: &str) -> bool {
-        match self.comments.get_mut(&id) {
-            Some(c) => {
-                c.body = body.to_string();
-                c.updated_at = now();
-                true
-            }
-            None => false,
-        }
-    }
-
-    pub(crate) fn delete_comment(&mut self, id: u64) -> bool {
-        let Some(c) = self.comments.remove(&id) else {
-            return false;
-        };
-        self.reactions.retain(|r| r.target != Target::Comment(id));
-        if let Some(i) = self.issues.get_mut(&c.issue) {
-            i.comments = i.comments.saturating_sub(1);
-            i.updated_at = now();
-        }
-        true
-    }
-
-    /// Bumps an issue's `updated_at`.
-    pub(crate) fn touch(&mut self, issue: u64) {
-        if let Some(i) = self.issues.get_mut(&issue) {
-            i.updated_at = now();
-        }
-    }
-
-    /// Adds labels to an issue (creating them on first use); bumps it if anything changed.
-    pub(crate) fn add_labels(&mut self, issue: u64, names: &[String]) {
-        let canon: Vec<String> = names.iter().map(|n| self.label_for_use(n)).collect();
-        let Some(i) = self.issues.get_mut(&issue) else {
-            return;
-        };
-        let before = i.labels.len();
-        for name in canon {
-            if !i.labels.contains(&name) {
-                i.labels.push(name);
-            }
-        }
-        if i.labels.len() != before {
-            i.updated_at = now();
-        }
-    }
-
-    /// Replaces an issue's labels; bumps it if the set changed.
-    pub(crate) fn set_labels(&mut self, issue: u64, names: &[String]) {
-        let mut canon: Vec<String> = Vec::new();
-        for n in names {
-            let name = self.label_for_use(n);
-            if !canon.contains(&name) {
-                canon.push(name);
-            }
-        }
-        if let Some(i) = self.issues.get_mut(&issue) {
-            if i.labels != canon {
-                i.labels = canon;
-                i.updated_at = now();
-            }
-        }
-    }
-
-    /// Removes one label from an issue; `false` when it was not on the issue.
-    pub(crate) fn remove_label(&mut self, issue: u64, name: &str) -> bool {
-        let Some(i) = self.issues.get_mut(&issue) else {
-            return false;
-        };
-        let before = i.labels.len();
-        i.labels.retain(|l| !l.eq_ignore_ascii_case(name));
-        let removed = i.labels.len() != before;
-        if removed {
-            i.updated_at = now();
-        }
-        removed
-    }
-
-    /// Opens or closes an issue, keeping `closed_at`, `closed_by` and `state_reason` right.
-    pub(crate) fn set_state(&mut self, issue: u64, open: bool, reason: Option<&str>, by: &str) {
-        let Some(i) = self.issues.get_mut(&issue) else {
-            return;
-        };
-        if i.open == open {
-            if let (false, Some(r)) = (open, reason) {
-                i.state_reason = Some(r.to_string());
-            }
-            return;
-        }
-        let at = now();
-        i.open = open;
-        i.updated_at = at;
-        if open {
-            i.closed_at = None;
-            i.closed_by = None;
-            i.state_reason = Some("reopened".to_string());
-        } else {
-            i.closed_at = Some(at);
-            i.closed_by = Some(by.to_string());
-            i.state_reason = Some(reason.unwrap_or("completed").to_string());
-        }
-    }
-
-    /// Adds `user`'s reaction; returns its id and whether it is new.
-    pub(crate) fn react(&mut self, target: Target, user: &str, content: &str) -> (u64, bool) {
-        if let Some(r) = self
-            .reactions
-            .iter()
-            .find(|r| r.target == target && r.user == user && r.content == content)
-        {
-            return (r.id, false);
-        }
-        let id = self.next_reaction_id;
-        self.next_reaction_id += 1;
-        self.reactions.push(Reaction {
-            id,
-            target,
-            user: user.to_string(),
-            content: content.to_string(),
-            created_at: now(),
-        });
-        (id, true)
     }
 
     /// This key's budget window, renewed when the hour is over.
