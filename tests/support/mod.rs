@@ -1,0 +1,5 @@
+//! Helpers shared by the integration tests in `tests/`; each test file includes this module with
+//! `mod support;`. It holds no tests of its own (those live in the files that use it).
+
+#[allow(dead_code)]
+pub mod openapi;
