@@ -1,1 +1,292 @@
-//! placeholder: filled in by the foundation work (issue 2).
+//! The GitHub emulator: an in-process (tests, demo, benchmark) or standalone HTTP server that
+//! speaks the subset of GitHub's REST API this project uses, so the real client (octocrab and
+//! our own `github` module) can be exercised over real HTTP without a network or a token.
+//!
+//! This file is the public face: [`Sim`] (a cheap handle on shared state), its seeding and
+//! inspection methods, and the small types tests use. Everything behind it lives in one module
+//! per concern: `state` (data model), `json` (GitHub's JSON shapes), `http` (auth, rate limits,
+//! ETags, faults, the request log), `page` (pagination), `routes/` (one file per resource),
+//! `server` (binding and shutting down), `seed` (the standalone `sim` command and its seed file).
+//!
+//! What it does not do: pull requests, git data, webhooks, GraphQL, search, organisations,
+//! private repositories, or anything GitHub does that the project never calls. Link headers point
+//! at the `/repos/{owner}/{repo}/...` path that was requested (real GitHub sometimes writes
+//! `/repositories/{id}/...`). See `docs/sim.md` for the behaviour contract.
+
+mod ctx;
+mod error;
+mod http;
+mod json;
+mod page;
+mod rng;
+mod routes;
+mod seed;
+mod server;
+mod state;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub use seed::run_cli;
+pub use server::SimServer;
+
+use state::State;
+
+/// A handle on one emulated repository and its users. Clones share the same state.
+#[derive(Clone)]
+pub struct Sim {
+    inner: Arc<Mutex<State>>,
+}
+
+impl std::fmt::Debug for Sim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sim")
+            .field("repo", &self.repo_full_name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A user's role on the emulated repository, as GitHub's `role_name` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Permission {
+    Admin,
+    Maintain,
+    Write,
+    Triage,
+    Read,
+    None,
+}
+
+impl Permission {
+    /// Rank for comparisons: `None` is 0, `Admin` is 5.
+    pub(crate) fn rank(self) -> u8 {
+        match self {
+            Permission::None => 0,
+            Permission::Read => 1,
+            Permission::Triage => 2,
+            Permission::Write => 3,
+            Permission::Maintain => 4,
+            Permission::Admin => 5,
+        }
+    }
+
+    /// Whether this role includes `other`.
+    pub(crate) fn at_least(self, other: Permission) -> bool {
+        self.rank() >= other.rank()
+    }
+
+    /// GitHub's finer `role_name`.
+    pub(crate) fn role_name(self) -> &'static str {
+        match self {
+            Permission::Admin => "admin",
+            Permission::Maintain => "maintain",
+            Permission::Write => "write",
+            Permission::Triage => "triage",
+            Permission::Read => "read",
+            Permission::None => "none",
+        }
+    }
+
+    /// GitHub's legacy `permission` word: maintain reads as write, triage as read.
+    pub(crate) fn legacy_name(self) -> &'static str {
+        match self {
+            Permission::Admin => "admin",
+            Permission::Maintain | Permission::Write => "write",
+            Permission::Triage | Permission::Read => "read",
+            Permission::None => "none",
+        }
+    }
+
+    /// Parses a role name as written in a seed file.
+    pub(crate) fn parse(word: &str) -> Option<Permission> {
+        Some(match word {
+            "admin" => Permission::Admin,
+            "maintain" => Permission::Maintain,
+            "write" => Permission::Write,
+            "triage" => Permission::Triage,
+            "read" => Permission::Read,
+            "none" => Permission::None,
+            _ => return None,
+        })
+    }
+}
+
+/// The emulated repository and its budgets.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub owner: String,
+    pub name: String,
+    /// Requests per token per hour (anonymous callers get 60, like GitHub).
+    pub rate_limit: u32,
+    /// Seed of the fault-injection PRNG, so faulted runs are reproducible.
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            owner: "acme".to_string(),
+            name: "widgets".to_string(),
+            rate_limit: 5000,
+            seed: 1,
+        }
+    }
+}
+
+/// Faults injected into requests (never into `GET /rate_limit`). Rates are fractions in 0..=1.
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    /// Fraction of requests answered 502 Bad Gateway.
+    pub server_error_rate: f64,
+    /// Of the faulted writes, the fraction applied first and then answered 502.
+    pub applied_before_error: f64,
+    /// Fraction answered 429 with `retry-after: 1` (a secondary rate limit).
+    pub rate_limited_rate: f64,
+}
+
+/// An issue as the emulator holds it.
+#[derive(Clone, Debug)]
+pub struct SimIssue {
+    pub number: u64,
+    pub id: u64,
+    pub title: String,
+    pub body: String,
+    /// `open` or `closed`.
+    pub state: String,
+    pub labels: Vec<String>,
+    pub author: String,
+}
+
+/// An issue comment as the emulator holds it.
+#[derive(Clone, Debug)]
+pub struct SimComment {
+    pub id: u64,
+    pub issue: u64,
+    pub author: String,
+    pub body: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// One request as the emulator saw it, faulted, refused and 304 ones included.
+#[derive(Clone, Debug)]
+pub struct RequestLogEntry {
+    pub method: String,
+    /// The axum route template that matched, e.g. `/repos/{owner}/{repo}/issues`; empty when
+    /// no route matched.
+    pub route: String,
+    pub path: String,
+    pub query: String,
+    pub status: u16,
+    /// The caller's login; `None` for anonymous or unknown-token requests.
+    pub login: Option<String>,
+}
+
+impl Sim {
+    /// A fresh repository `config.owner/config.name` with no users, issues or labels.
+    pub fn new(config: SimConfig) -> Sim {
+        Sim {
+            inner: Arc::new(Mutex::new(State::new(config))),
+        }
+    }
+
+    /// Locks the state; a poisoned lock is recovered (the data stays consistent per call).
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds (or updates) a user of type `User`; returns its id.
+    pub fn add_user(&self, login: &str, token: &str, permission: Permission) -> u64 {
+        self.lock().add_user(login, Some(token), permission, false)
+    }
+
+    /// Adds (or updates) a user of type `Bot`, e.g. `thirdshift[bot]`; returns its id.
+    pub fn add_bot(&self, login: &str, token: &str, permission: Permission) -> u64 {
+        self.lock().add_user(login, Some(token), permission, true)
+    }
+
+    /// Opens an issue by `author` (created as a user without a token if unknown); labels are
+    /// created on first use. Returns the issue number.
+    pub fn create_issue(&self, author: &str, title: &str, body: &str, labels: &[&str]) -> u64 {
+        let labels: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+        self.lock().create_issue(author, title, body, &labels)
+    }
+
+    /// Adds a comment by `author` (any login, e.g. a stranger forging records).
+    /// Returns the comment id.
+    ///
+    /// # Panics
+    /// If the issue does not exist: seeding a comment on nothing is a bug in the test.
+    pub fn add_comment(&self, issue: u64, author: &str, body: &str) -> u64 {
+        match self.lock().add_comment(issue, author, body) {
+            Some(id) => id,
+            None => panic!("Sim::add_comment: issue #{issue} does not exist"),
+        }
+    }
+
+    /// Closes an issue as completed (no-op when it does not exist or is closed).
+    pub fn close_issue(&self, issue: u64) {
+        let mut st = self.lock();
+        let owner = st.config.owner.clone();
+        st.set_state(issue, false, Some("completed"), &owner);
+    }
+
+    /// A snapshot of one issue.
+    pub fn issue(&self, number: u64) -> Option<SimIssue> {
+        self.lock().issues.get(&number).map(|i| i.snapshot())
+    }
+
+    /// The comments of one issue, in id order.
+    pub fn comments(&self, issue: u64) -> Vec<SimComment> {
+        let st = self.lock();
+        st.comments
+            .values()
+            .filter(|c| c.issue == issue)
+            .map(|c| c.snapshot())
+            .collect()
+    }
+
+    /// Every request seen since the start or the last [`Sim::clear_requests`].
+    pub fn requests(&self) -> Vec<RequestLogEntry> {
+        self.lock().log.clone()
+    }
+
+    /// How many logged requests had this method and route template.
+    pub fn count(&self, method: &str, route: &str) -> usize {
+        let st = self.lock();
+        st.log
+            .iter()
+            .filter(|e| e.method.eq_ignore_ascii_case(method) && e.route == route)
+            .count()
+    }
+
+    /// Empties the request log.
+    pub fn clear_requests(&self) {
+        self.lock().log.clear();
+    }
+
+    /// Replaces the injected faults (the PRNG keeps its position).
+    pub fn set_faults(&self, faults: Faults) {
+        self.lock().faults = faults;
+    }
+
+    /// What is left of this token's hourly budget (an unused token has the full budget).
+    pub fn rate_remaining(&self, token: &str) -> u32 {
+        let mut st = self.lock();
+        let limit = st.config.rate_limit;
+        let now = chrono::Utc::now().timestamp();
+        let budget = st.budget(token, now);
+        limit.saturating_sub(budget.used)
+    }
+
+    /// `owner/name`.
+    pub fn repo_full_name(&self) -> String {
+        let st = self.lock();
+        format!("{}/{}", st.config.owner, st.config.name)
+    }
+
+    /// Binds `addr` (port 0 picks one) and serves on the current tokio runtime until the
+    /// returned [`SimServer`] is dropped or shut down.
+    pub async fn serve(&self, addr: std::net::SocketAddr) -> std::io::Result<SimServer> {
+        server::serve(self.clone(), addr).await
+    }
+}

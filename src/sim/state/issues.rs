@@ -1,0 +1,127 @@
+//! Issue and comment mutations with GitHub's bookkeeping: numbers and ids (one increasing id
+//! sequence for issues and comments), timestamps, comment counts, `updated_at` bumps, and the
+//! `closed_at` / `closed_by` / `state_reason` trio.
+//!
+//! Nothing here checks permissions or validates input; routes do that first.
+
+use super::{now, Comment, Issue, State, Target};
+
+impl State {
+    pub(crate) fn create_issue(
+        &mut self,
+        author: &str,
+        title: &str,
+        body: &str,
+        labels: &[String],
+    ) -> u64 {
+        let author = self.ensure_user(author);
+        let mut names: Vec<String> = Vec::new();
+        for l in labels {
+            let name = self.label_for_use(l);
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        let (number, id, at) = (self.next_number, self.next_object_id(), now());
+        self.next_number += 1;
+        self.issues.insert(
+            number,
+            Issue {
+                number,
+                id,
+                title: title.to_string(),
+                body: body.to_string(),
+                open: true,
+                state_reason: None,
+                labels: names,
+                author,
+                created_at: at,
+                updated_at: at,
+                closed_at: None,
+                closed_by: None,
+                comments: 0,
+            },
+        );
+        number
+    }
+
+    /// Adds a comment and bumps the issue; `None` when the issue does not exist.
+    pub(crate) fn add_comment(&mut self, issue: u64, author: &str, body: &str) -> Option<u64> {
+        if !self.issues.contains_key(&issue) {
+            return None;
+        }
+        let author = self.ensure_user(author);
+        let (id, at) = (self.next_object_id(), now());
+        self.comments.insert(
+            id,
+            Comment {
+                id,
+                issue,
+                author,
+                body: body.to_string(),
+                created_at: at,
+                updated_at: at,
+            },
+        );
+        let i = self.issues.get_mut(&issue)?;
+        i.comments += 1;
+        i.updated_at = at;
+        Some(id)
+    }
+
+    /// Edits a comment's body (the issue's `updated_at` does not move, as on GitHub).
+    pub(crate) fn edit_comment(&mut self, id: u64, body: &str) -> bool {
+        match self.comments.get_mut(&id) {
+            Some(c) => {
+                c.body = body.to_string();
+                c.updated_at = now();
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn delete_comment(&mut self, id: u64) -> bool {
+        let Some(c) = self.comments.remove(&id) else {
+            return false;
+        };
+        self.reactions.retain(|r| r.target != Target::Comment(id));
+        if let Some(i) = self.issues.get_mut(&c.issue) {
+            i.comments = i.comments.saturating_sub(1);
+            i.updated_at = now();
+        }
+        true
+    }
+
+    /// Bumps an issue's `updated_at`.
+    pub(crate) fn touch(&mut self, issue: u64) {
+        if let Some(i) = self.issues.get_mut(&issue) {
+            i.updated_at = now();
+        }
+    }
+
+    /// Opens or closes an issue, keeping `closed_at`, `closed_by` and `state_reason` right.
+    pub(crate) fn set_state(&mut self, issue: u64, open: bool, reason: Option<&str>, by: &str) {
+        let Some(i) = self.issues.get_mut(&issue) else {
+            return;
+        };
+        if i.open == open {
+            if let (false, Some(r)) = (open, reason) {
+                i.state_reason = Some(r.to_string());
+            }
+            return;
+        }
+        let at = now();
+        i.open = open;
+        i.updated_at = at;
+        if open {
+            i.closed_at = None;
+            i.closed_by = None;
+            i.state_reason = Some("reopened".to_string());
+        } else {
+            i.closed_at = Some(at);
+            i.closed_by = Some(by.to_string());
+            i.state_reason = Some(reason.unwrap_or("completed").to_string());
+        }
+    }
+}
