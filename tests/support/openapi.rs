@@ -82,6 +82,15 @@ impl Spec {
             .unwrap_or_else(|| panic!("the spec has no example `{name}`"))
     }
 
+    /// Every path template the description documents.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.doc["paths"]
+            .as_object()
+            .expect("checked at load")
+            .keys()
+            .map(String::as_str)
+    }
+
     /// The operation for `method` on `route`, where `route` is a path template whose parameter
     /// names need not match the spec's (`/labels/{label}` finds `/labels/{name}`).
     pub fn operation(&self, method: &str, route: &str) -> Result<&Value, String> {
