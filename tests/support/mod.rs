@@ -5,3 +5,5 @@
 pub mod exchange;
 #[allow(dead_code)]
 pub mod openapi;
+#[allow(dead_code)]
+pub mod schema;
