@@ -726,3 +726,116 @@ async fn server_stops_when_dropped() {
         "connection refused after drop"
     );
 }
+
+#[tokio::test]
+async fn issue_author_may_close_own_issue_but_not_others() {
+    let (sim, server) = given_default_sim().await;
+    let own = sim.create_issue("alice", "mine", "", &[]);
+    let other = sim.create_issue("thirdshift-bot", "theirs", "", &[]);
+    let alice = client(&server, Some(READER));
+    let close = Some(r#"{"state":"closed"}"#);
+    let a = call(
+        &alice,
+        Method::PATCH,
+        &format!("{ISSUES}/{own}"),
+        close,
+        &[],
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK);
+    assert_eq!(a.json["state_reason"], "completed");
+    let b = call(
+        &alice,
+        Method::PATCH,
+        &format!("{ISSUES}/{other}"),
+        close,
+        &[],
+    )
+    .await;
+    assert_eq!(b.status, StatusCode::FORBIDDEN);
+    assert_eq!(sim.issue(other).expect("issue").state, "open");
+}
+
+#[tokio::test]
+async fn labels_sent_by_a_reader_when_opening_an_issue_are_dropped() {
+    let (sim, server) = given_default_sim().await;
+    let alice = client(&server, Some(READER));
+    let a = post(
+        &alice,
+        ISSUES,
+        json!({"title": "t", "labels": ["ready-for-agent"]}),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::CREATED);
+    assert_eq!(a.json["labels"], json!([]));
+    assert!(a
+        .header("location")
+        .ends_with("/repos/acme/widgets/issues/1"));
+    assert!(sim.issue(1).expect("issue").labels.is_empty());
+}
+
+#[tokio::test]
+async fn repo_wide_comments_sort_and_filter_by_since() {
+    let (sim, server) = given_default_sim().await;
+    let a = sim.create_issue("alice", "a", "", &[]);
+    let b = sim.create_issue("alice", "b", "", &[]);
+    let first = sim.add_comment(a, "alice", "1");
+    let second = sim.add_comment(b, "alice", "2");
+    let oc = client(&server, Some(ADMIN));
+    let ids = |v: &Value| -> Vec<u64> {
+        v.as_array()
+            .map(|a| a.iter().filter_map(|c| c["id"].as_u64()).collect())
+            .unwrap_or_default()
+    };
+    let uri = "/repos/acme/widgets/issues/comments";
+    assert_eq!(ids(&get(&oc, uri).await.json), [first, second]);
+    let desc = get(&oc, &format!("{uri}?sort=created")).await.json;
+    assert_eq!(ids(&desc), [second, first]);
+    let later = get(&oc, &format!("{uri}?since=2999-01-01T00:00:00Z"))
+        .await
+        .json;
+    assert!(ids(&later).is_empty());
+    assert_eq!(
+        get(&oc, &format!("{uri}?since=yesterday")).await.status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+}
+
+#[tokio::test]
+async fn overlong_comment_body_is_422() {
+    let (sim, server) = given_default_sim().await;
+    let n = sim.create_issue("alice", "T", "", &[]);
+    let oc = client(&server, Some(ADMIN));
+    let body = "x".repeat(65_537);
+    let a = post(
+        &oc,
+        &format!("{ISSUES}/{n}/comments"),
+        json!({ "body": body }),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(a.json["message"], "Validation Failed");
+    let fits = "x".repeat(65_536);
+    let b = post(
+        &oc,
+        &format!("{ISSUES}/{n}/comments"),
+        json!({ "body": fits }),
+    )
+    .await;
+    assert_eq!(b.status, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn unserved_method_on_a_known_path_is_404_and_logged_with_its_route() {
+    let (sim, server) = given_default_sim().await;
+    let oc = client(&server, Some(ADMIN));
+    let a = call(&oc, Method::DELETE, ISSUES, None, &[]).await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND);
+    assert_eq!(a.json["message"], "Not Found");
+    assert_eq!(sim.count("DELETE", "/repos/{owner}/{repo}/issues"), 1);
+    get(&oc, "/nothing/here").await;
+    assert_eq!(
+        sim.requests().last().map(|e| e.route.clone()),
+        Some(String::new())
+    );
+}

@@ -75,6 +75,7 @@ pub(crate) fn private_user(base: &str, u: &User) -> Value {
         "created_at": ts(u.created_at), "updated_at": ts(u.created_at),
         "private_gists": 0, "total_private_repos": 0, "owned_private_repos": 0,
         "disk_usage": 0, "collaborators": 0, "two_factor_authentication": true,
+        "user_view_type": "private",
     });
     merge(&mut v, extra);
     v
@@ -145,7 +146,7 @@ pub(crate) fn issue(base: &str, st: &State, i: &Issue) -> Value {
         (Some(by), false) => user_by_login(base, st, by),
         _ => Value::Null,
     };
-    json!({
+    let mut v = json!({
         "id": i.id,
         "node_id": node_id("I", i.id),
         "url": url,
@@ -157,7 +158,6 @@ pub(crate) fn issue(base: &str, st: &State, i: &Issue) -> Value {
         "timeline_url": format!("{url}/timeline"),
         "number": i.number,
         "state": if i.open { "open" } else { "closed" },
-        "state_reason": i.state_reason,
         "title": i.title,
         "body": if i.body.is_empty() { Value::Null } else { json!(i.body) },
         "user": user_by_login(base, st, &i.author),
@@ -175,7 +175,13 @@ pub(crate) fn issue(base: &str, st: &State, i: &Issue) -> Value {
         "author_association": association(st, &i.author),
         "performed_via_github_app": null,
         "reactions": rollup(&format!("{url}/reactions"), st, Target::Issue(i.number)),
-    })
+    });
+    // GitHub sends `null` for an issue never closed, but its OpenAPI enum has no null, so a
+    // strict validator refuses it: leave the (optional) field out instead.
+    if let Some(reason) = &i.state_reason {
+        v["state_reason"] = json!(reason);
+    }
+    v
 }
 
 /// The web URL of something in the repository (the emulator has no web pages; the URL is

@@ -223,11 +223,14 @@ impl Sim {
         }
     }
 
-    /// Closes an issue as completed (no-op when it does not exist or is closed).
+    /// Closes an issue as completed, by its author (no-op when it does not exist or is
+    /// closed).
     pub fn close_issue(&self, issue: u64) {
         let mut st = self.lock();
-        let owner = st.config.owner.clone();
-        st.set_state(issue, false, Some("completed"), &owner);
+        let Some(author) = st.issues.get(&issue).map(|i| i.author.clone()) else {
+            return;
+        };
+        st.set_state(issue, false, Some("completed"), &author);
     }
 
     /// A snapshot of one issue.

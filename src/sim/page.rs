@@ -68,9 +68,11 @@ fn page_url(ctx: &Ctx, page: usize) -> String {
     format!("{}{}?{}", ctx.base, ctx.path, parts.join("&"))
 }
 
-/// A 200 JSON array response for one page, with its `Link` header.
-pub(crate) fn page_response(items: Vec<Value>, ctx: &Ctx) -> Response {
+/// A 200 JSON array response for one page, with its `Link` header; only the items on the
+/// page are rendered.
+pub(crate) fn page_response<T>(items: Vec<T>, ctx: &Ctx, render: impl Fn(T) -> Value) -> Response {
     let (page, link) = paginate(items, ctx);
+    let page: Vec<Value> = page.into_iter().map(render).collect();
     let mut resp = super::routes::json_response(axum::http::StatusCode::OK, &Value::Array(page))
         .into_response();
     if let Some(link) = link.and_then(|l| HeaderValue::from_str(&l).ok()) {

@@ -200,4 +200,12 @@ mod tests {
             .is_some_and(|i| i.labels == ["ready-for-agent"]));
         assert!(sim.issue(4).is_none());
     }
+
+    #[tokio::test]
+    async fn run_cli_reports_an_unreadable_seed_file() {
+        let err = run_cli(0, Some(PathBuf::from("/nonexistent/seed.yml")))
+            .await
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("reading seed file"), "{err:#}");
+    }
 }

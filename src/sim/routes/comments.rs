@@ -31,9 +31,10 @@ pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<R
         .values()
         .filter(|c| c.issue == number)
         .filter(|c| since.is_none_or(|s| c.updated_at >= s))
-        .map(|c| json::comment(&ctx.base, &st, c))
         .collect();
-    Ok(page_response(items, &ctx))
+    Ok(page_response(items, &ctx, |c| {
+        json::comment(&ctx.base, &st, c)
+    }))
 }
 
 /// `GET /repos/{owner}/{repo}/issues/comments`: ascending id unless `sort` is given, then
@@ -57,11 +58,9 @@ pub(crate) async fn list_for_repo(State(sim): State<Sim>, ctx: Ctx) -> Result<Re
             found.reverse();
         }
     }
-    let items = found
-        .iter()
-        .map(|c| json::comment(&ctx.base, &st, c))
-        .collect();
-    Ok(page_response(items, &ctx))
+    Ok(page_response(found, &ctx, |c| {
+        json::comment(&ctx.base, &st, c)
+    }))
 }
 
 /// The `body` of a comment write: required, non-blank, not too long.

@@ -25,11 +25,9 @@ pub(crate) async fn list(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, A
     ctx.check_repo(&st)?;
     let mut found = filtered(&st, &ctx)?;
     sort(&mut found, &ctx)?;
-    let items = found
-        .iter()
-        .map(|i| json::issue(&ctx.base, &st, i))
-        .collect();
-    Ok(page_response(items, &ctx))
+    Ok(page_response(found, &ctx, |i| {
+        json::issue(&ctx.base, &st, i)
+    }))
 }
 
 /// The issues that pass the list filters.

@@ -23,12 +23,8 @@ pub(crate) async fn list(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, A
     let st = sim.lock();
     ctx.check_repo(&st)?;
     let repo_url = ctx.repo_url(&st);
-    let items = st
-        .labels
-        .iter()
-        .map(|l| json::label(&repo_url, l))
-        .collect();
-    Ok(page_response(items, &ctx))
+    let items: Vec<_> = st.labels.iter().collect();
+    Ok(page_response(items, &ctx, |l| json::label(&repo_url, l)))
 }
 
 /// `GET /repos/{owner}/{repo}/labels/{name}`.
@@ -103,7 +99,7 @@ pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<R
         Value::Array(items) => items,
         _ => Vec::new(),
     };
-    Ok(page_response(items, &ctx))
+    Ok(page_response(items, &ctx, |v| v))
 }
 
 /// Label names from `{"labels": [...]}`, a bare array, or `{"labels": "name"}`.

@@ -46,9 +46,10 @@ fn list(sim: &Sim, ctx: &Ctx, on_comment: bool) -> Result<Response, ApiError> {
         .iter()
         .filter(|r| r.target == target)
         .filter(|r| content.is_none_or(|c| r.content == c))
-        .map(|r| json::reaction(&ctx.base, &st, r))
         .collect();
-    Ok(page_response(items, ctx))
+    Ok(page_response(items, ctx, |r| {
+        json::reaction(&ctx.base, &st, r)
+    }))
 }
 
 fn create(sim: &Sim, ctx: &Ctx, bytes: &[u8], on_comment: bool) -> Result<Response, ApiError> {
