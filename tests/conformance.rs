@@ -685,7 +685,7 @@ fn example(name: &str) -> Value {
 
 /// Defects in GitHub's own examples (not in the validator): the repository examples and the
 /// collaborator-permission example lack properties their schemas require. These exact violations
-/// are tolerated in example checks only, never in the emulator's replies.
+/// are tolerated when checking GitHub's examples and recordings, never the emulator's replies.
 const KNOWN_EXAMPLE_DEFECTS: &[(&str, &str)] = &[
     ("$", "missing required property `language`"),
     ("$", "missing required property `has_discussions`"),
