@@ -1,0 +1,9 @@
+//! Helpers shared by the integration tests in `tests/`; a test file includes this module with
+//! `mod support;`. It holds no tests of its own (those live in the files that use it).
+
+#[allow(dead_code)]
+pub mod exchange;
+#[allow(dead_code)]
+pub mod openapi;
+#[allow(dead_code)]
+pub mod schema;
