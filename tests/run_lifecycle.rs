@@ -174,7 +174,9 @@ async fn stage_after_our_claim_was_ended_exits_4_and_says_why() {
     let err = stderr(&out);
     assert!(err.contains("was ended") && err.contains("another Run took the issue"), "{err}");
     // And the claim record was not edited
-    let claim = world.ownership(issue).ended[0].0.record.clone();
+    let own = world.ownership(issue);
+    assert_eq!(own.ended.len(), 1, "{own:#?}");
+    let claim = own.ended[0].0.record.clone();
     assert_eq!(claim.stage, "claimed");
 }
 
