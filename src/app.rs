@@ -2,7 +2,9 @@
 //! returns the exit code. It holds no behaviour of its own beyond wiring.
 
 use crate::claim::{take, ClaimRequest};
-use crate::cli::{Cli, ClaimArgs, Command, Globals, KindArg, ReleaseArgs, ReleaseOutcome, StageArgs};
+use crate::cli::{
+    ClaimArgs, Cli, Command, Globals, KindArg, ReleaseArgs, ReleaseOutcome, StageArgs,
+};
 use crate::context::Ctx;
 use crate::exit::{Exit, OK};
 use crate::host::{ProcessIdentity, StateDir};
@@ -16,7 +18,13 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Run(a) => {
             let ctx = Ctx::connect(&g, None).await?;
-            let req = request(a.issue, a.kind, a.harness, a.session, ProcessIdentity::current());
+            let req = request(
+                a.issue,
+                a.kind,
+                a.harness,
+                a.session,
+                ProcessIdentity::current(),
+            );
             crate::run::run(&ctx, &req, &a.cmd).await
         }
         Command::Claim(a) => claim(&g, a).await,
@@ -106,7 +114,11 @@ async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
     match release(&ctx, &a.claim, &ending).await? {
         Released::Ended => println!("claim {} ended: {}", a.claim, outcome.as_str()),
         Released::AlreadyEnded { outcome, by } => {
-            println!("claim {} was already ended ({}) by @{by}", a.claim, outcome.as_str())
+            println!(
+                "claim {} was already ended ({}) by @{by}",
+                a.claim,
+                outcome.as_str()
+            )
         }
     }
     Ok(OK)

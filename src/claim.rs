@@ -105,7 +105,8 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
         record: record.clone(),
     })?;
     let posted = post_record(ctx, n, &claim_id, Kind::Claim, &record.to_comment()).await?;
-    ctx.state.update(&claim_id, |c| c.comment_id = Some(posted.id))?;
+    ctx.state
+        .update(&claim_id, |c| c.comment_id = Some(posted.id))?;
     let mut comments = ctx.client.list_issue_comments(n).await?;
     if !comments.iter().any(|c| c.id == posted.id) {
         comments.push(posted.clone());
@@ -122,7 +123,12 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
 }
 
 /// After posting: keep the Claim if it owns the issue, else withdraw and lose.
-async fn settle(ctx: &Ctx, n: u64, record: &ClaimRecord, comments: &[Comment]) -> anyhow::Result<()> {
+async fn settle(
+    ctx: &Ctx,
+    n: u64,
+    record: &ClaimRecord,
+    comments: &[Comment],
+) -> anyhow::Result<()> {
     let own = ownership(ctx, n, comments);
     let why = match own.state(&record.claim_id) {
         ClaimState::Owner(_) => return Ok(()),
@@ -209,7 +215,11 @@ pub async fn post_record(
         match ctx.client.create_comment(n, body).await {
             Ok(c) => return Ok(c),
             Err(e) if e.is_uncertain() => {
-                tracing::warn!(issue = n, claim = claim_id, "post outcome unknown ({e}); checking");
+                tracing::warn!(
+                    issue = n,
+                    claim = claim_id,
+                    "post outcome unknown ({e}); checking"
+                );
                 let comments = ctx.client.list_issue_comments(n).await?;
                 if let Some(found) = find_record(ctx, &comments, claim_id, kind) {
                     return Ok(found.clone());

@@ -47,7 +47,9 @@ impl Ctx {
             .unwrap_or_else(|| DEFAULT_API_URL.to_string());
         let token = token_from_env();
         if token.is_none() {
-            anyhow::bail!("no token: set GITHUB_TOKEN or GH_TOKEN (it needs Issues: write on {repo})");
+            anyhow::bail!(
+                "no token: set GITHUB_TOKEN or GH_TOKEN (it needs Issues: write on {repo})"
+            );
         }
         let client = Client::new(&api_url, token, repo)?;
         let me = client

@@ -20,18 +20,45 @@ pub async fn run() -> anyhow::Result<i32> {
     let sim = Sim::new(SimConfig::default());
     sim.add_bot("thirdshift-demo[bot]", TOKEN, Permission::Admin);
     let server = sim.serve("127.0.0.1:0".parse()?).await?;
-    println!("GitHub emulator serving {} at {}\n", sim.repo_full_name(), server.url);
-    let demo = Demo { sim: &sim, url: &server.url, dir: &dir };
+    println!(
+        "GitHub emulator serving {} at {}\n",
+        sim.repo_full_name(),
+        server.url
+    );
+    let demo = Demo {
+        sim: &sim,
+        url: &server.url,
+        dir: &dir,
+    };
 
-    let race = sim.create_issue("thirdshift-demo[bot]", "Add retries to the uploader", "", &[READY]);
+    let race = sim.create_issue(
+        "thirdshift-demo[bot]",
+        "Add retries to the uploader",
+        "",
+        &[READY],
+    );
     println!("1. Two machines race for issue #{race}; the claim protocol lets exactly one Run in.");
-    let work = format!("{} stage implementing --session demo-session-1 && sleep 1", demo.me()?);
+    let work = format!(
+        "{} stage implementing --session demo-session-1 && sleep 1",
+        demo.me()?
+    );
     let alpha = demo.spawn_run("alpha", race, &work)?;
     let beta = demo.spawn_run("beta", race, &work)?;
-    let (a, b) = (alpha.wait_with_output().await?, beta.wait_with_output().await?);
+    let (a, b) = (
+        alpha.wait_with_output().await?,
+        beta.wait_with_output().await?,
+    );
     for (host, out) in [("alpha", a), ("beta", b)] {
-        let note = String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_string();
-        println!("   {host}: exit {} {}", out.status.code().unwrap_or(-1), short(&note));
+        let note = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_string();
+        println!(
+            "   {host}: exit {} {}",
+            out.status.code().unwrap_or(-1),
+            short(&note)
+        );
     }
     demo.show(race);
 
@@ -50,7 +77,9 @@ pub async fn run() -> anyhow::Result<i32> {
     child.wait().await?;
     demo.show(stopped);
 
-    println!("4. Crash recovery (a Run killed with kill -9, noticed and ended on evidence): not yet —");
+    println!(
+        "4. Crash recovery (a Run killed with kill -9, noticed and ended on evidence): not yet —"
+    );
     println!("   it arrives with `observe` and `reconcile` (issue #3).");
     let _ = std::fs::remove_dir_all(&dir);
     Ok(crate::exit::OK)
@@ -68,16 +97,37 @@ impl Demo<'_> {
         Ok(format!("'{}'", exe.display()))
     }
 
-    fn spawn_run(&self, host: &str, issue: u64, script: &str) -> anyhow::Result<tokio::process::Child> {
+    fn spawn_run(
+        &self,
+        host: &str,
+        issue: u64,
+        script: &str,
+    ) -> anyhow::Result<tokio::process::Child> {
         let exe = std::env::current_exe()?;
         tokio::process::Command::new(exe)
             .env("GITHUB_TOKEN", TOKEN)
             .env("THIRDSHIFT_RETRY_BASE_MS", "20")
             .env_remove("GH_TOKEN")
-            .args(["--repo", &self.sim.repo_full_name(), "--api-url", self.url, "--host", host])
+            .args([
+                "--repo",
+                &self.sim.repo_full_name(),
+                "--api-url",
+                self.url,
+                "--host",
+                host,
+            ])
             .arg("--state-dir")
             .arg(self.dir.join(host))
-            .args(["run", "--issue", &issue.to_string(), "--harness", "demo", "--", "sh", "-c"])
+            .args([
+                "run",
+                "--issue",
+                &issue.to_string(),
+                "--harness",
+                "demo",
+                "--",
+                "sh",
+                "-c",
+            ])
             .arg(script)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -33,11 +33,7 @@ pub fn work_started(record: &ClaimRecord) -> bool {
 }
 
 /// The label to add when a Claim ends with `outcome`, if any.
-pub fn label_after<'a>(
-    ctx: &'a Ctx,
-    record: &ClaimRecord,
-    outcome: Outcome,
-) -> Option<&'a str> {
+pub fn label_after<'a>(ctx: &'a Ctx, record: &ClaimRecord, outcome: Outcome) -> Option<&'a str> {
     let labels = &ctx.config.labels;
     match outcome {
         Outcome::HandedBack | Outcome::Failed if !record.removed_ready => None,
@@ -56,7 +52,8 @@ pub async fn release(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Resu
     let own = crate::claim::ownership(ctx, n, &comments);
     let (view, owner) = match own.state(claim_id) {
         ClaimState::Ended { end, .. } => {
-            ctx.state.update(claim_id, |c| c.status = LocalStatus::Ended)?;
+            ctx.state
+                .update(claim_id, |c| c.status = LocalStatus::Ended)?;
             return Ok(Released::AlreadyEnded {
                 outcome: end.record.outcome,
                 by: end.author.clone(),
@@ -70,11 +67,20 @@ pub async fn release(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Resu
         ),
     };
     let record = &view.record;
-    let mut end = end_record(record, ending.outcome, &format!("run@{}", ctx.host.host), &ending.reason);
+    let mut end = end_record(
+        record,
+        ending.outcome,
+        &format!("run@{}", ctx.host.host),
+        &ending.reason,
+    );
     end.exit_code = ending.exit_code;
     end.signal = ending.signal;
     end.claim_comment_id = Some(view.comment_id);
-    let add = if owner { label_after(ctx, record, ending.outcome) } else { None };
+    let add = if owner {
+        label_after(ctx, record, ending.outcome)
+    } else {
+        None
+    };
     end.labels_after = owner.then(|| add.map(str::to_string).into_iter().collect());
     end.ended_at = Utc::now();
     post_record(ctx, n, claim_id, Kind::End, &end.to_comment()).await?;
@@ -86,7 +92,13 @@ pub async fn release(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Resu
             .remove_label(n, &ctx.config.labels.in_progress)
             .await?;
     }
-    ctx.state.update(claim_id, |c| c.status = LocalStatus::Ended)?;
-    tracing::info!(issue = n, claim = claim_id, outcome = ending.outcome.as_str(), "claim ended");
+    ctx.state
+        .update(claim_id, |c| c.status = LocalStatus::Ended)?;
+    tracing::info!(
+        issue = n,
+        claim = claim_id,
+        outcome = ending.outcome.as_str(),
+        "claim ended"
+    );
     Ok(Released::Ended)
 }

@@ -32,7 +32,9 @@ pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Resul
     let held = take(ctx, req).await?;
     let mut signals = Signals::install()?;
     let mut child = spawn(ctx, &held, cmd)?;
-    let sid = child.id().context("CMD exited before it could be watched")?;
+    let sid = child
+        .id()
+        .context("CMD exited before it could be watched")?;
     let update = StageUpdate {
         name: STAGE_RUNNING.to_string(),
         session_id: Some(sid),
@@ -41,7 +43,13 @@ pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Resul
     if let Err(e) = stage(ctx, &held.record.claim_id, &update).await {
         tracing::warn!("could not record CMD's session in the claim: {e:#}");
     }
-    let finish = supervise(&mut child, sid, &mut signals, ctx.config.run.kill_grace_secs).await?;
+    let finish = supervise(
+        &mut child,
+        sid,
+        &mut signals,
+        ctx.config.run.kill_grace_secs,
+    )
+    .await?;
     let (ending, code) = ending_of(finish);
     release(ctx, &held.record.claim_id, &ending).await?;
     Ok(code)
@@ -115,7 +123,10 @@ async fn supervise(
     signal_session(sid, sig);
     let grace = Duration::from_secs(grace_secs);
     if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        tracing::warn!(session = sid, "CMD did not stop within {grace_secs}s; killing its session");
+        tracing::warn!(
+            session = sid,
+            "CMD did not stop within {grace_secs}s; killing its session"
+        );
         signal_session(sid, libc::SIGKILL);
         child.wait().await?;
     }
@@ -167,7 +178,9 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
         Finish::Stopped(sig) => (
             Ending {
                 outcome: Outcome::HandedBack,
-                reason: format!("the Run was stopped by signal {sig}; its command's session was stopped"),
+                reason: format!(
+                    "the Run was stopped by signal {sig}; its command's session was stopped"
+                ),
                 exit_code: None,
                 signal: Some(sig),
             },

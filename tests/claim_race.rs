@@ -23,24 +23,44 @@ async fn race(world: &World, issue: u64, n: usize) -> Vec<(String, std::process:
 
 /// Then: exactly one winner whose claim owns the issue, the rest lost with exit 3.
 fn assert_one_owner(world: &World, issue: u64, results: &[(String, std::process::Output)]) {
-    let winners: Vec<_> = results.iter().filter(|(_, o)| o.status.code() == Some(0)).collect();
-    let losers = results.iter().filter(|(_, o)| o.status.code() == Some(3)).count();
+    let winners: Vec<_> = results
+        .iter()
+        .filter(|(_, o)| o.status.code() == Some(0))
+        .collect();
+    let losers = results
+        .iter()
+        .filter(|(_, o)| o.status.code() == Some(3))
+        .count();
     let others: Vec<_> = results
         .iter()
         .filter(|(_, o)| !matches!(o.status.code(), Some(0) | Some(3)))
         .map(|(h, o)| format!("{h}: {:?} {}", o.status, stderr(o)))
         .collect();
-    assert!(others.is_empty(), "unexpected exits on #{issue}: {others:#?}");
+    assert!(
+        others.is_empty(),
+        "unexpected exits on #{issue}: {others:#?}"
+    );
     assert_eq!(winners.len(), 1, "winners on #{issue}");
     assert_eq!(losers, results.len() - 1);
     let own = world.ownership(issue);
     let owner = own.owner.as_ref().expect("an owner");
-    assert_eq!(owner.record.claim_id, stdout(&winners[0].1), "the winner owns it");
+    assert_eq!(
+        owner.record.claim_id,
+        stdout(&winners[0].1),
+        "the winner owns it"
+    );
     assert_eq!(owner.record.host, winners[0].0);
-    assert!(own.superseded.is_empty(), "later claims withdrew: {:?}", own.superseded);
+    assert!(
+        own.superseded.is_empty(),
+        "later claims withdrew: {:?}",
+        own.superseded
+    );
     let labels = world.labels(issue);
     assert_eq!(labels.iter().filter(|l| *l == IN_PROGRESS).count(), 1);
-    assert!(!labels.contains(&READY.to_string()), "ready-for-agent removed");
+    assert!(
+        !labels.contains(&READY.to_string()),
+        "ready-for-agent removed"
+    );
 }
 
 /// Then: no claimant wrote its claim or end record twice.
@@ -54,7 +74,10 @@ fn assert_no_duplicates(world: &World, issue: u64) {
             _ => {}
         }
     }
-    assert!(claims.values().all(|n| *n == 1), "claims per host: {claims:?}");
+    assert!(
+        claims.values().all(|n| *n == 1),
+        "claims per host: {claims:?}"
+    );
     assert!(ends.values().all(|n| *n == 1), "ends per claim: {ends:?}");
 }
 
@@ -68,7 +91,11 @@ async fn eight_concurrent_claims_leave_exactly_one_owner_twenty_times() {
         let results = race(&world, issue, 8).await;
         // Then one wins, seven lose, and in-progress was set once
         assert_one_owner(&world, issue, &results);
-        assert_eq!(world.label_posts(issue), 1, "in-progress set once on #{issue}");
+        assert_eq!(
+            world.label_posts(issue),
+            1,
+            "in-progress set once on #{issue}"
+        );
         assert_no_duplicates(&world, issue);
         let withdrawn = world
             .records(issue)
@@ -101,7 +128,12 @@ async fn claim_race_under_thirty_percent_502s_still_has_one_owner_and_no_duplica
         assert_one_owner(&world, issue, &results);
         assert_no_duplicates(&world, issue);
     }
-    let faulted = world.sim.requests().iter().filter(|r| r.status == 502).count();
+    let faulted = world
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.status == 502)
+        .count();
     assert!(faulted > 20, "faults were injected ({faulted})");
 }
 
@@ -113,21 +145,30 @@ async fn claim_record_by_a_stranger_is_ignored_and_reported() {
     let forged = forged_claim(issue);
     world.sim.add_comment(issue, STRANGER, &forged);
     // When the bot's host claims it
-    let out = world.exec("honest", &["claim", "--issue", &issue.to_string()]).await;
+    let out = world
+        .exec("honest", &["claim", "--issue", &issue.to_string()])
+        .await;
     // Then the forged claim did not own the issue, and the stranger's record was reported
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(world.ownership(issue).owner.unwrap().record.host, "honest");
     let err = stderr(&out);
-    assert!(err.contains(STRANGER) && err.contains("untrusted"), "reported: {err}");
+    assert!(
+        err.contains(STRANGER) && err.contains("untrusted"),
+        "reported: {err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue_without_ready_label_is_not_claimed() {
     let world = World::new().await;
     // Given an issue that is not Ready
-    let issue = world.sim.create_issue(BOT, "not ready", "", &["needs-triage"]);
+    let issue = world
+        .sim
+        .create_issue(BOT, "not ready", "", &["needs-triage"]);
     // When a host claims it
-    let out = world.exec("h", &["claim", "--issue", &issue.to_string()]).await;
+    let out = world
+        .exec("h", &["claim", "--issue", &issue.to_string()])
+        .await;
     // Then it loses with a reason and writes nothing
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr(&out).contains("not Ready"), "{}", stderr(&out));

@@ -30,7 +30,10 @@ async fn every_comment_is_read_across_pages_in_order() {
         .map(|i| world.sim.add_comment(issue, BOT, &format!("c{i}")))
         .collect();
     // When the client lists them
-    let comments = client(&world, BOT_TOKEN).list_issue_comments(issue).await.unwrap();
+    let comments = client(&world, BOT_TOKEN)
+        .list_issue_comments(issue)
+        .await
+        .unwrap();
     // Then all arrive, oldest first, in three requests
     assert_eq!(comments.iter().map(|c| c.id).collect::<Vec<_>>(), ids);
     assert_eq!(world.sim.count("GET", COMMENTS_ROUTE), 3);
@@ -51,7 +54,12 @@ async fn reads_are_retried_through_502s() {
         assert_eq!(client.get_issue(issue).await.unwrap().number, issue);
     }
     // Then every read succeeded although many requests failed
-    let failed = world.sim.requests().iter().filter(|r| r.status == 502).count();
+    let failed = world
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.status == 502)
+        .count();
     assert!(failed >= 5, "faults injected: {failed}");
 }
 
@@ -80,10 +88,16 @@ async fn comment_post_answered_502_is_reported_uncertain_and_not_repeated() {
 async fn unknown_token_is_named_in_the_error() {
     let world = World::new().await;
     let issue = world.ready_issue("x");
-    let err = client(&world, "not-a-token").get_issue(issue).await.unwrap_err();
+    let err = client(&world, "not-a-token")
+        .get_issue(issue)
+        .await
+        .unwrap_err();
     assert!(matches!(err, GithubError::Unauthorized { .. }), "{err:?}");
     let msg = err.to_string();
-    assert!(msg.contains("acme/widgets") && msg.contains("GITHUB_TOKEN"), "{msg}");
+    assert!(
+        msg.contains("acme/widgets") && msg.contains("GITHUB_TOKEN"),
+        "{msg}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -92,7 +106,10 @@ async fn missing_issue_error_names_repo_and_permission() {
     let err = client(&world, BOT_TOKEN).get_issue(999).await.unwrap_err();
     assert!(matches!(err, GithubError::NotFound { .. }), "{err:?}");
     let msg = err.to_string();
-    assert!(msg.contains("acme/widgets") && msg.contains("Issues: read"), "{msg}");
+    assert!(
+        msg.contains("acme/widgets") && msg.contains("Issues: read"),
+        "{msg}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -110,6 +127,12 @@ async fn claim_with_a_read_only_token_fails_naming_the_missing_permission() {
     // Then it fails with exit 1 and says which permission the token lacks
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("403") && err.contains("Issues: write"), "{err}");
-    assert!(!err.contains(STRANGER_TOKEN), "the token never appears in output");
+    assert!(
+        err.contains("403") && err.contains("Issues: write"),
+        "{err}"
+    );
+    assert!(
+        !err.contains(STRANGER_TOKEN),
+        "the token never appears in output"
+    );
 }

@@ -44,7 +44,18 @@ async fn run_whose_command_exits_1_ends_failed_with_the_status() {
     let issue = world.ready_issue("fails");
     // When the Run's command exits 1 before reporting any stage
     let out = world
-        .exec("h", &["run", "--issue", &issue.to_string(), "--", "sh", "-c", "exit 1"])
+        .exec(
+            "h",
+            &[
+                "run",
+                "--issue",
+                &issue.to_string(),
+                "--",
+                "sh",
+                "-c",
+                "exit 1",
+            ],
+        )
         .await;
     // Then the Run exits 1, the end record says failed with status 1, and since nothing was
     // started the issue is Ready again
@@ -66,12 +77,26 @@ async fn failed_run_that_reported_work_is_handed_to_people() {
     // When the Run's command reports a stage (its env carries the Claim) and then fails
     let script = format!("'{bin}' stage implementing --session sess-1 && exit 7");
     let out = world
-        .exec("h", &["run", "--issue", &issue.to_string(), "--", "sh", "-c", &script])
+        .exec(
+            "h",
+            &[
+                "run",
+                "--issue",
+                &issue.to_string(),
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ],
+        )
         .await;
     // Then the failure hands the issue to people instead of the queue
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     let labels = world.labels(issue);
-    assert!(labels.contains(&"ready-for-human".to_string()), "{labels:?}");
+    assert!(
+        labels.contains(&"ready-for-human".to_string()),
+        "{labels:?}"
+    );
     assert!(!labels.contains(&READY.to_string()));
     let claim = world.records(issue).into_iter().find_map(|r| match r {
         Record::Claim(c) => Some(c),
@@ -88,10 +113,21 @@ async fn sigterm_to_the_run_stops_the_whole_session_and_hands_the_issue_back() {
     let issue = world.ready_issue("interrupted");
     let mark = world.dir.path().join("started");
     // Given a Run whose command started two background writers and waits
-    let script = format!("sleep 300 & sleep 300 & echo $$ > '{}'; wait", mark.display());
+    let script = format!(
+        "sleep 300 & sleep 300 & echo $$ > '{}'; wait",
+        mark.display()
+    );
     let mut run = world
         .cli("h")
-        .args(["run", "--issue", &issue.to_string(), "--", "sh", "-c", &script])
+        .args([
+            "run",
+            "--issue",
+            &issue.to_string(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
         .spawn()
         .expect("run starts");
     let sid = wait_for_session(&mark).await;
@@ -104,7 +140,11 @@ async fn sigterm_to_the_run_stops_the_whole_session_and_hands_the_issue_back() {
         .unwrap();
     // Then every process of CMD's session is gone and the issue is Ready again
     assert_eq!(status.code(), Some(128 + libc::SIGTERM));
-    assert!(session_members(sid).is_empty(), "left: {:?}", session_members(sid));
+    assert!(
+        session_members(sid).is_empty(),
+        "left: {:?}",
+        session_members(sid)
+    );
     let ends = end_records(&world, issue);
     assert_eq!(ends.len(), 1);
     assert_eq!(ends[0].outcome, Outcome::HandedBack);
@@ -121,12 +161,23 @@ async fn session_that_ignores_sigterm_is_killed_after_the_grace() {
     std::fs::write(&config, "run:\n  kill_grace_secs: 1\n").unwrap();
     let mark = world.dir.path().join("stubborn");
     // Given a Run whose command ignores SIGTERM
-    let script = format!("trap '' INT TERM HUP; echo $$ > '{}'; while :; do sleep 0.1; done", mark.display());
+    let script = format!(
+        "trap '' INT TERM HUP; echo $$ > '{}'; while :; do sleep 0.1; done",
+        mark.display()
+    );
     let mut run = world
         .cli("h")
         .arg("--config")
         .arg(&config)
-        .args(["run", "--issue", &issue.to_string(), "--", "sh", "-c", &script])
+        .args([
+            "run",
+            "--issue",
+            &issue.to_string(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
         .spawn()
         .expect("run starts");
     let sid = wait_for_session(&mark).await;
@@ -147,7 +198,9 @@ async fn stage_after_our_claim_was_ended_exits_4_and_says_why() {
     let world = World::new().await;
     let issue = world.ready_issue("fenced");
     // Given a Claim we hold
-    let out = world.exec("h", &["claim", "--issue", &issue.to_string()]).await;
+    let out = world
+        .exec("h", &["claim", "--issue", &issue.to_string()])
+        .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let claim_id = stdout(&out);
     // And another pass ended it (as a reconcile would when taking ownership elsewhere)
@@ -172,7 +225,10 @@ async fn stage_after_our_claim_was_ended_exits_4_and_says_why() {
     // Then it is told to stop, with exit 4 and the reason
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("was ended") && err.contains("another Run took the issue"), "{err}");
+    assert!(
+        err.contains("was ended") && err.contains("another Run took the issue"),
+        "{err}"
+    );
     // And the claim record was not edited
     let own = world.ownership(issue);
     assert_eq!(own.ended.len(), 1, "{own:#?}");

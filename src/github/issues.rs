@@ -29,7 +29,10 @@ impl Client {
 
     /// Removes one label from an issue; a label that is not there counts as removed.
     pub async fn remove_label(&self, number: u64, label: &str) -> GhResult<()> {
-        let url = self.repo_url(&format!("/issues/{number}/labels/{}", encode_segment(label)));
+        let url = self.repo_url(&format!(
+            "/issues/{number}/labels/{}",
+            encode_segment(label)
+        ));
         match self.send(Method::DELETE, &url, None, Retry::Safe).await {
             Ok(_) | Err(GithubError::NotFound { .. }) => Ok(()),
             Err(e) => Err(e),

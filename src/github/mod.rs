@@ -166,7 +166,12 @@ fn next_link(headers: &http::HeaderMap) -> Option<String> {
         params
             .split(';')
             .any(|p| p.trim() == "rel=\"next\"")
-            .then(|| url.trim().trim_start_matches('<').trim_end_matches('>').to_string())
+            .then(|| {
+                url.trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .to_string()
+            })
     })
 }
 

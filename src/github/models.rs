@@ -39,7 +39,9 @@ pub struct Issue {
 impl Issue {
     /// Whether the issue carries the label `name` (GitHub compares label names case-insensitively).
     pub fn has_label(&self, name: &str) -> bool {
-        self.labels.iter().any(|l| l.name.eq_ignore_ascii_case(name))
+        self.labels
+            .iter()
+            .any(|l| l.name.eq_ignore_ascii_case(name))
     }
 
     /// Whether the issue is open.

@@ -57,9 +57,12 @@ impl RetryPolicy {
         if let Some(after) = retry_after {
             return after.min(self.max_delay);
         }
-        let exp = self.base_delay.saturating_mul(1 << attempt.min(16).saturating_sub(1));
+        let exp = self
+            .base_delay
+            .saturating_mul(1 << attempt.min(16).saturating_sub(1));
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-        let jitter_ns = u64::from(now.unwrap_or_default().subsec_nanos()) ^ u64::from(std::process::id());
+        let jitter_ns =
+            u64::from(now.unwrap_or_default().subsec_nanos()) ^ u64::from(std::process::id());
         let jitter = Duration::from_nanos(jitter_ns % (self.base_delay.as_nanos() as u64 + 1));
         (exp + jitter).min(self.max_delay)
     }
@@ -122,7 +125,12 @@ impl Client {
         }
     }
 
-    async fn attempt(&self, method: &Method, url: &str, body: Option<&serde_json::Value>) -> Attempt {
+    async fn attempt(
+        &self,
+        method: &Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Attempt {
         let builder = http::Request::builder()
             .method(method.clone())
             .uri(url)
@@ -218,7 +226,11 @@ fn classify(resp: Response) -> Attempt {
     let status = resp.status.as_u16();
     let after = retry_after(&resp.headers);
     let secondary = status == 403
-        && (after.is_some() || resp.body.to_ascii_lowercase().contains("secondary rate limit"));
+        && (after.is_some()
+            || resp
+                .body
+                .to_ascii_lowercase()
+                .contains("secondary rate limit"));
     if status == 429 || secondary {
         return Attempt::NotApplied(format!("{status} {}", github_message(&resp.body)), after);
     }
@@ -231,7 +243,11 @@ fn classify(resp: Response) -> Attempt {
 fn github_message(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_string))
+        .and_then(|v| {
+            v.get("message")
+                .and_then(|m| m.as_str())
+                .map(str::to_string)
+        })
         .unwrap_or_else(|| body.chars().take(200).collect())
 }
 
@@ -268,8 +284,14 @@ mod tests {
     #[test]
     fn retry_after_wins_over_back_off_up_to_the_cap() {
         let p = policy();
-        assert_eq!(p.delay(1, Some(Duration::from_secs(2))), Duration::from_secs(2));
-        assert_eq!(p.delay(1, Some(Duration::from_secs(90))), Duration::from_secs(5));
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(2))),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(90))),
+            Duration::from_secs(5)
+        );
     }
 
     #[test]
@@ -312,8 +334,14 @@ mod tests {
 
     #[test]
     fn server_errors_have_unknown_outcome_and_client_errors_are_final() {
-        assert!(matches!(classify(response(502, &[], "")), Attempt::Unknown(_)));
-        assert!(matches!(classify(response(422, &[], "{}")), Attempt::Done(_)));
+        assert!(matches!(
+            classify(response(502, &[], "")),
+            Attempt::Unknown(_)
+        ));
+        assert!(matches!(
+            classify(response(422, &[], "{}")),
+            Attempt::Done(_)
+        ));
         assert!(matches!(
             classify(response(403, &[("x-ratelimit-remaining", "0")], "{}")),
             Attempt::Done(_)

@@ -34,7 +34,8 @@ pub fn boot_id() -> Option<String> {
 }
 
 fn system_hostname() -> String {
-    read_first(&["/proc/sys/kernel/hostname", "/etc/hostname"]).unwrap_or_else(|| "localhost".into())
+    read_first(&["/proc/sys/kernel/hostname", "/etc/hostname"])
+        .unwrap_or_else(|| "localhost".into())
 }
 
 fn read_first(paths: &[&str]) -> Option<String> {

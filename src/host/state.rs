@@ -47,9 +47,7 @@ impl StateDir {
         let root = explicit.map(Path::to_path_buf).unwrap_or_else(|| {
             let base = std::env::var_os("XDG_STATE_HOME")
                 .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state"))
-                })
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
                 .unwrap_or_else(|| PathBuf::from("/tmp"));
             base.join("thirdshift")
         });
@@ -109,7 +107,7 @@ impl StateDir {
                     .ok()
             })
             .collect();
-        claims.sort_by(|a, b| a.record.claimed_at.cmp(&b.record.claimed_at));
+        claims.sort_by_key(|c| c.record.claimed_at);
         claims
     }
 

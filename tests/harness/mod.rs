@@ -71,7 +71,11 @@ impl World {
 
     /// Runs the binary to its end with `args`.
     pub async fn exec(&self, host: &str, args: &[&str]) -> Output {
-        self.cli(host).args(args).output().await.expect("binary runs")
+        self.cli(host)
+            .args(args)
+            .output()
+            .await
+            .expect("binary runs")
     }
 
     pub fn labels(&self, issue: u64) -> Vec<String> {
