@@ -18,13 +18,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Run(a) => {
             let ctx = Ctx::connect(&g, None).await?;
-            let req = request(
-                a.issue,
-                a.kind,
-                a.harness,
-                a.session,
-                ProcessIdentity::current(),
-            );
+            let req = request(a.claim, ProcessIdentity::current());
             crate::run::run(&ctx, &req, &a.cmd).await
         }
         Command::Claim(a) => claim(&g, a).await,
@@ -49,21 +43,15 @@ fn not_yet(name: &str, issue: u32) -> anyhow::Result<i32> {
     .into())
 }
 
-fn request(
-    issue: u64,
-    kind: KindArg,
-    harness: Option<String>,
-    session: Option<String>,
-    owner: ProcessIdentity,
-) -> ClaimRequest {
+fn request(a: ClaimArgs, owner: ProcessIdentity) -> ClaimRequest {
     ClaimRequest {
-        issue,
-        kind: match kind {
+        issue: a.issue,
+        kind: match a.kind {
             KindArg::Ticket => RunKind::Ticket,
             KindArg::Spec => RunKind::Spec,
         },
-        harness,
-        session,
+        harness: a.harness,
+        session: a.session,
         owner,
     }
 }
@@ -72,7 +60,7 @@ fn request(
 async fn claim(g: &Globals, a: ClaimArgs) -> anyhow::Result<i32> {
     let ctx = Ctx::connect(g, None).await?;
     let owner = ProcessIdentity::parent().unwrap_or_else(ProcessIdentity::current);
-    let held = take(&ctx, &request(a.issue, a.kind, a.harness, a.session, owner)).await?;
+    let held = take(&ctx, &request(a, owner)).await?;
     println!("{}", held.record.claim_id);
     Ok(OK)
 }

@@ -95,6 +95,16 @@ pub enum KindArg {
 /// `run` arguments.
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    #[command(flatten)]
+    pub claim: ClaimArgs,
+    /// The command to run, after `--`.
+    #[arg(last = true, required = true, num_args = 1..)]
+    pub cmd: Vec<String>,
+}
+
+/// What a Claim records about the Run that takes it (`claim` arguments).
+#[derive(Debug, Args)]
+pub struct ClaimArgs {
     #[arg(long)]
     pub issue: u64,
     #[arg(long, value_enum, default_value_t = KindArg::Ticket)]
@@ -103,22 +113,6 @@ pub struct RunArgs {
     #[arg(long)]
     pub harness: Option<String>,
     /// The agent session id, when known up front.
-    #[arg(long)]
-    pub session: Option<String>,
-    /// The command to run, after `--`.
-    #[arg(last = true, required = true, num_args = 1..)]
-    pub cmd: Vec<String>,
-}
-
-/// `claim` arguments.
-#[derive(Debug, Args)]
-pub struct ClaimArgs {
-    #[arg(long)]
-    pub issue: u64,
-    #[arg(long, value_enum, default_value_t = KindArg::Ticket)]
-    pub kind: KindArg,
-    #[arg(long)]
-    pub harness: Option<String>,
     #[arg(long)]
     pub session: Option<String>,
 }
