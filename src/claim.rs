@@ -17,10 +17,7 @@ use crate::record::{
     RawComment, Record, RunKind,
 };
 
-/// The stage a claim record starts in.
-pub const STAGE_CLAIMED: &str = "claimed";
-/// The stage a Run records when its command has started.
-pub const STAGE_RUNNING: &str = "running";
+pub use crate::policy::{STAGE_CLAIMED, STAGE_RUNNING};
 /// How many times a record post with an unknown outcome is checked and repeated.
 const POST_ATTEMPTS: u32 = 8;
 

@@ -4,10 +4,11 @@
 
 use chrono::Utc;
 
-use crate::claim::{end_record, post_record, STAGE_CLAIMED, STAGE_RUNNING};
+use crate::claim::{end_record, post_record};
 use crate::context::Ctx;
 use crate::host::LocalStatus;
-use crate::record::{ClaimRecord, ClaimState, Kind, Outcome};
+use crate::policy::label_after;
+use crate::record::{ClaimState, Kind, Outcome};
 
 /// How a Claim ends.
 #[derive(Clone, Debug)]
@@ -25,23 +26,6 @@ pub enum Released {
     Ended,
     /// Someone had already ended it: nothing done.
     AlreadyEnded { outcome: Outcome, by: String },
-}
-
-/// Whether the Run did any work worth keeping (it reported a stage of its own).
-pub fn work_started(record: &ClaimRecord) -> bool {
-    record.stage != STAGE_CLAIMED && record.stage != STAGE_RUNNING
-}
-
-/// The label to add when a Claim ends with `outcome`, if any.
-pub fn label_after<'a>(ctx: &'a Ctx, record: &ClaimRecord, outcome: Outcome) -> Option<&'a str> {
-    let labels = &ctx.config.labels;
-    match outcome {
-        Outcome::HandedBack | Outcome::Failed if !record.removed_ready => None,
-        Outcome::HandedBack => Some(&labels.ready),
-        Outcome::Failed if work_started(record) => Some(&labels.hand_off),
-        Outcome::Failed => Some(&labels.ready),
-        _ => None,
-    }
 }
 
 /// Ends the Claim `claim_id` of this host.
@@ -77,7 +61,7 @@ pub async fn release(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Resu
     end.signal = ending.signal;
     end.claim_comment_id = Some(view.comment_id);
     let add = if owner {
-        label_after(ctx, record, ending.outcome)
+        label_after(&ctx.config.labels, record, ending.outcome)
     } else {
         None
     };

@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::record::{ClaimRecord, EndRecord, Outcome};
+use crate::record::{ClaimRecord, EndRecord, HostReport, Outcome, Verdict};
 
 /// The readable part of a claim record comment.
 pub fn claim_comment(c: &ClaimRecord) -> String {
@@ -88,6 +88,45 @@ pub fn end_comment(e: &EndRecord) -> String {
         out.push_str(&quote(&e.reason));
     }
     out
+}
+
+/// The readable part of a host report: one line per Claim the host watches.
+pub fn host_report_comment(r: &HostReport) -> String {
+    let mut out = format!(
+        "🖥️ **Host report** from {} (machine {}, boot {}): {} Claim{} on this host.",
+        code(&r.host),
+        code(short_id(&r.machine_id)),
+        code(short_id(&r.boot_id)),
+        r.claims.len(),
+        if r.claims.len() == 1 { "" } else { "s" }
+    );
+    if !r.claims.is_empty() {
+        out.push('\n');
+    }
+    for c in &r.claims {
+        let verdict = match &c.verdict {
+            Verdict::Alive => "**alive**".to_string(),
+            Verdict::Dead { reason, evidence } => {
+                format!("**dead** ({}): {}", reason.as_str(), one_line(evidence))
+            }
+            Verdict::WritersAlive { evidence, .. } => {
+                format!("**writers alive**: {}", one_line(evidence))
+            }
+        };
+        out.push_str(&format!(
+            "\n- #{} claim {}: {verdict}",
+            c.issue,
+            code(&c.claim_id)
+        ));
+    }
+    out.push_str(
+        "\n\n<sub>Written by this host's `observe`; edited in place when a verdict changes.</sub>",
+    );
+    out
+}
+
+fn short_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
 }
 
 /// One sentence per outcome, for a person reading the issue.
@@ -191,6 +230,40 @@ mod tests {
     use crate::record::claim::tests::{minimal_claim, sample_claim};
     use crate::record::end::tests::sample_end;
     use crate::record::{decode, Decoded, Record};
+
+    #[test]
+    fn host_report_with_each_verdict() {
+        use crate::record::{ClaimVerdict, DeathReason};
+        let report = HostReport {
+            host: "builder-1".into(),
+            machine_id: "0123456789abcdef".into(),
+            boot_id: "fedcba98-7654".into(),
+            claims: vec![
+                ClaimVerdict {
+                    claim_id: "c-a".into(),
+                    issue: 3,
+                    verdict: Verdict::Alive,
+                },
+                ClaimVerdict {
+                    claim_id: "c-b".into(),
+                    issue: 4,
+                    verdict: Verdict::Dead {
+                        reason: DeathReason::PidGone,
+                        evidence: "pid 42 is gone".into(),
+                    },
+                },
+                ClaimVerdict {
+                    claim_id: "c-c".into(),
+                    issue: 5,
+                    verdict: Verdict::WritersAlive {
+                        pids: vec![7],
+                        evidence: "pid 7 of its session runs".into(),
+                    },
+                },
+            ],
+        };
+        insta::assert_snapshot!(host_report_comment(&report));
+    }
 
     #[test]
     fn claim_comment_with_every_detail() {

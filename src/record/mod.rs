@@ -12,6 +12,7 @@
 pub mod claim;
 pub mod end;
 pub mod ownership;
+pub mod report;
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,6 +24,7 @@ pub use end::{EndRecord, Outcome};
 pub use ownership::{
     ClaimState, ClaimView, EndView, Ownership, Problem, ProblemKind, RawComment, Trust,
 };
+pub use report::{ClaimVerdict, DeathReason, HostReport, Verdict};
 
 /// The protocol version this reader writes and understands.
 pub const VERSION: u32 = 1;
@@ -92,6 +94,7 @@ impl FromStr for Kind {
 pub enum Record {
     Claim(ClaimRecord),
     End(EndRecord),
+    HostReport(HostReport),
     Other { kind: Kind, json: serde_json::Value },
 }
 
@@ -110,6 +113,7 @@ impl Record {
         match self {
             Record::Claim(_) => Kind::Claim,
             Record::End(_) => Kind::End,
+            Record::HostReport(_) => Kind::HostReport,
             Record::Other { kind, .. } => *kind,
         }
     }
@@ -334,6 +338,12 @@ fn parse_json(kind: Kind, json: &str) -> Result<Record, RecordError> {
             e.validate().map_err(|reason| malformed(k, reason))?;
             Ok(Record::End(e))
         }
+        Kind::HostReport => {
+            let r: HostReport =
+                serde_json::from_value(value).map_err(|e| malformed(k, e.to_string()))?;
+            r.validate().map_err(|reason| malformed(k, reason))?;
+            Ok(Record::HostReport(r))
+        }
         kind => Ok(Record::Other { kind, json: value }),
     }
 }
@@ -416,7 +426,7 @@ mod tests {
     #[test]
     fn kinds_not_modelled_yet_are_carried_as_json_objects() {
         let value = json!({"host": "build-01", "verdicts": [1, 2]});
-        for kind in [Kind::HostReport, Kind::Cancel, Kind::Reply, Kind::View] {
+        for kind in [Kind::Cancel, Kind::Reply, Kind::View] {
             assert_eq!(
                 decode(&encode(kind, &value)),
                 Decoded::Record(Record::Other {

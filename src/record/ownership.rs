@@ -214,7 +214,7 @@ impl Ownership {
                     author: c.author.clone(),
                     record: r,
                 }),
-                Record::Other { .. } => {}
+                Record::HostReport(_) | Record::Other { .. } => {}
             }
         }
         out.settle(claims, ends);

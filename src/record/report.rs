@@ -1,0 +1,158 @@
+//! The host report record: one comment per host on the registry issue, written by that host's
+//! `observe`, edited in place only when a verdict or the host's identity changes. It carries this
+//! host's verdict on every Claim naming it; reconcile ends a Claim only on a `dead` verdict from
+//! the Claim's own host (same host name and machine id). No clock appears in it on purpose: an
+//! unchanged world gives a byte-identical report, so nothing is rewritten.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a Claim's owner is dead, as its host proved it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeathReason {
+    /// No process has the recorded PID.
+    PidGone,
+    /// A process has the PID but started at another time: the PID was reused.
+    PidReused,
+    /// The host booted since the Claim was taken (its boot id changed).
+    Rebooted,
+}
+
+impl DeathReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeathReason::PidGone => "PID gone",
+            DeathReason::PidReused => "PID reused",
+            DeathReason::Rebooted => "rebooted",
+        }
+    }
+}
+
+/// What a host saw of one of its Claims.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The owning process runs (same PID, same start time, same boot).
+    Alive,
+    /// The owner is gone and no process of its session or with its Claim in the environment
+    /// survives.
+    Dead {
+        reason: DeathReason,
+        evidence: String,
+    },
+    /// The owner is gone but these processes of its Run still run: not dead yet.
+    WritersAlive { pids: Vec<u32>, evidence: String },
+}
+
+impl Verdict {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verdict::Alive => "alive",
+            Verdict::Dead { .. } => "dead",
+            Verdict::WritersAlive { .. } => "writers alive",
+        }
+    }
+}
+
+/// A host's verdict on one Claim.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimVerdict {
+    pub claim_id: String,
+    pub issue: u64,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+/// One host's report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostReport {
+    pub host: String,
+    pub machine_id: String,
+    pub boot_id: String,
+    /// Verdicts, sorted by claim id.
+    #[serde(default)]
+    pub claims: Vec<ClaimVerdict>,
+}
+
+impl HostReport {
+    /// This host's verdict on `claim_id`, if it reported one.
+    pub fn verdict(&self, claim_id: &str) -> Option<&Verdict> {
+        self.claims
+            .iter()
+            .find(|c| c.claim_id == claim_id)
+            .map(|c| &c.verdict)
+    }
+
+    /// The record's JSON object.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The whole comment body: readable text, a blank line, the hidden record line.
+    pub fn to_comment(&self) -> String {
+        format!(
+            "{}\n\n{}",
+            crate::text::host_report_comment(self),
+            super::encode(super::Kind::HostReport, &self.to_json())
+        )
+    }
+
+    /// The checks beyond the JSON shape that a decoded report must pass.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.host.trim().is_empty() {
+            return Err("host must not be empty".into());
+        }
+        for c in &self.claims {
+            super::check_claim_id(&c.claim_id)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{decode, Decoded, Record};
+
+    fn report() -> HostReport {
+        HostReport {
+            host: "builder-1".into(),
+            machine_id: "m1".into(),
+            boot_id: "b1".into(),
+            claims: vec![
+                ClaimVerdict {
+                    claim_id: "c-1".into(),
+                    issue: 4,
+                    verdict: Verdict::Dead {
+                        reason: DeathReason::PidGone,
+                        evidence: "pid 42 is gone".into(),
+                    },
+                },
+                ClaimVerdict {
+                    claim_id: "c-2".into(),
+                    issue: 5,
+                    verdict: Verdict::WritersAlive {
+                        pids: vec![7, 8],
+                        evidence: "2 processes of session 7 run".into(),
+                    },
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn host_report_round_trips_through_a_comment() {
+        let r = report();
+        match decode(&r.to_comment()) {
+            Decoded::Record(Record::HostReport(back)) => assert_eq!(back, r),
+            other => panic!("not a host report: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn verdict_wire_form_is_tagged_and_kebab_case() {
+        let json = serde_json::to_value(&report().claims[0]).unwrap();
+        assert_eq!(json["verdict"], "dead");
+        assert_eq!(json["reason"], "pid-gone");
+    }
+}
