@@ -1,11 +1,16 @@
 //! This machine: who it is (host name, machine id, boot id), its processes (identity that
 //! survives PID reuse, session membership, signals) and the local folder of Claims it took.
-//! Liveness verdicts and salvage come with crash recovery; nothing here talks to GitHub.
+//! `table.rs` snapshots the process table and `liveness.rs` judges a Claim from it; salvage comes
+//! with crash recovery. Nothing here talks to GitHub.
 
 pub mod identity;
+pub mod liveness;
 pub mod process;
 pub mod state;
+pub mod table;
 
 pub use identity::HostIdentity;
+pub use liveness::judge;
 pub use process::ProcessIdentity;
 pub use state::{LocalClaim, LocalStatus, StateDir};
+pub use table::{ProcessEntry, ProcessTable};
