@@ -1,12 +1,23 @@
 //! The decisions of a reconcile pass, as a pure function of what one read of GitHub saw. No IO,
 //! no clock (the time to stamp on records is an input). Commands will be one more input to the
 //! same function, so a command and a scheduled pass can never decide differently.
+//!
+//! A Claim is ended only on evidence: its own host (same name *and* machine id) reporting its Run
+//! dead, a later claim superseded by an earlier active one, or the issue being closed. A silent
+//! host, an old claim or a slow Run ends nothing here: there is no clock to ask. Labels are only
+//! added from the end-label policy (`crate::policy`) or an end record's `labels_after`, and the
+//! only label ever removed is `in-progress`. Records by untrusted authors never reach this code
+//! (`Ownership` leaves them out), and of the problems it reports only duplicate end records are
+//! acted on. Applying the actions, and checking again before each write, belongs to `apply`.
+
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;
-use crate::record::EndRecord;
-use crate::snapshot::Snapshot;
+use crate::policy::label_after;
+use crate::record::{ClaimView, DeathReason, EndRecord, EndView, Outcome, ProblemKind, Verdict};
+use crate::snapshot::{IssueSnapshot, Snapshot};
 
 /// One write to GitHub. Within an issue, actions come in the order they must be applied: end
 /// records, then labels added, then labels removed, then clean-up.
@@ -83,8 +94,353 @@ pub struct PlanInput {
     pub now: DateTime<Utc>,
 }
 
-/// Decides what one pass does.
+/// Decides what one pass does: per issue in number order, the end records to post, the labels
+/// to add and remove and the duplicate records to delete, in that order; and what it saw.
 pub fn plan(snapshot: &Snapshot, config: &Config, input: &PlanInput) -> Plan {
-    let _ = (snapshot, config, input);
-    Plan::default()
+    let cx = Cx {
+        snapshot,
+        config,
+        input,
+    };
+    let mut steps: BTreeMap<u64, Steps> = BTreeMap::new();
+    let mut findings = Vec::new();
+    let mut issues: Vec<&IssueSnapshot> = snapshot.issues.iter().collect();
+    issues.sort_by_key(|i| i.number);
+    for issue in issues {
+        let s = steps.entry(issue.number).or_default();
+        findings.extend(cx.decide(issue, s));
+    }
+    if let Some(registry) = snapshot.registry_issue {
+        let s = steps.entry(registry).or_default();
+        let mut ids = snapshot.duplicate_reports.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        for comment_id in ids {
+            s.delete(registry, comment_id, duplicate_report_reason());
+        }
+    }
+    Plan {
+        actions: steps.into_values().flat_map(Steps::into_actions).collect(),
+        findings,
+    }
+}
+
+/// What every decision reads.
+struct Cx<'a> {
+    snapshot: &'a Snapshot,
+    config: &'a Config,
+    input: &'a PlanInput,
+}
+
+/// One issue's actions, kept apart by kind so they come out in apply order.
+#[derive(Default)]
+struct Steps {
+    ends: Vec<Action>,
+    adds: Vec<Action>,
+    removes: Vec<Action>,
+    deletes: Vec<Action>,
+}
+
+impl Steps {
+    fn end(&mut self, end: EndRecord) {
+        self.ends.push(Action::PostEnd {
+            issue: end.issue,
+            end,
+        });
+    }
+
+    /// Adds `label` unless the issue carries it or this pass already adds it.
+    fn add_missing(&mut self, issue: &IssueSnapshot, label: &str) {
+        let planned = self.adds.iter().any(
+            |a| matches!(a, Action::AddLabel { label: l, .. } if l.eq_ignore_ascii_case(label)),
+        );
+        if !issue.has_label(label) && !planned {
+            self.adds.push(Action::AddLabel {
+                issue: issue.number,
+                label: label.to_string(),
+            });
+        }
+    }
+
+    /// Removes `label` if the issue carries it.
+    fn remove_present(&mut self, issue: &IssueSnapshot, label: &str) {
+        if issue.has_label(label) {
+            self.removes.push(Action::RemoveLabel {
+                issue: issue.number,
+                label: label.to_string(),
+            });
+        }
+    }
+
+    fn delete(&mut self, issue: u64, comment_id: u64, reason: String) {
+        self.deletes.push(Action::DeleteComment {
+            issue,
+            comment_id,
+            reason,
+        });
+    }
+
+    fn into_actions(self) -> impl Iterator<Item = Action> {
+        let Steps {
+            ends,
+            adds,
+            removes,
+            deletes,
+        } = self;
+        ends.into_iter().chain(adds).chain(removes).chain(deletes)
+    }
+}
+
+/// What the owning host's report says about a Claim.
+enum Evidence<'a> {
+    /// No report from the host, or none that names this Claim.
+    Missing,
+    /// The report under the Claim's host name comes from another machine.
+    OtherMachine {
+        machine_id: &'a str,
+    },
+    Verdict(&'a Verdict),
+}
+
+impl Cx<'_> {
+    /// Everything decided about one issue; its actions go to `s`.
+    fn decide(&self, issue: &IssueSnapshot, s: &mut Steps) -> Vec<Finding> {
+        let own = &issue.ownership;
+        let mut findings = Vec::new();
+        match &own.owner {
+            Some(owner) if issue.open => findings.push(self.judge_owner(issue, owner, s)),
+            Some(owner) => findings.push(self.sweep(issue, owner, s)),
+            None => findings.extend(self.finish_labels(issue, s)),
+        }
+        if let Some(owner) = &own.owner {
+            for claim in &own.superseded {
+                findings.push(self.supersede(issue, claim, owner, s));
+            }
+        }
+        for p in &own.problems {
+            if let ProblemKind::DuplicateEnd {
+                claim_id,
+                first_comment_id,
+            } = &p.kind
+            {
+                let reason = duplicate_end_reason(claim_id, *first_comment_id);
+                s.delete(issue.number, p.comment_id, reason);
+            }
+        }
+        findings
+    }
+
+    /// Rule 1: the owner of an open issue is ended only on a dead verdict from its own host.
+    fn judge_owner(&self, issue: &IssueSnapshot, owner: &ClaimView, s: &mut Steps) -> Finding {
+        let claim = &owner.record;
+        let (host, id) = (&claim.host, &claim.claim_id);
+        let (health, note) = match self.evidence(owner) {
+            Evidence::Missing => (
+                Health::AwaitingHost,
+                format!("host {host} has not reported on claim {id} since it was taken"),
+            ),
+            Evidence::OtherMachine { machine_id } => (
+                Health::HostMismatch,
+                format!(
+                    "the report of host {host} comes from machine {machine_id}, but claim {id} \
+                     was taken on machine {}: not evidence",
+                    claim.machine_id
+                ),
+            ),
+            Evidence::Verdict(Verdict::Alive) => (
+                Health::Alive,
+                format!("host {host} reports claim {id} alive"),
+            ),
+            Evidence::Verdict(Verdict::WritersAlive { pids, evidence }) => (
+                Health::WritersAlive { pids: pids.clone() },
+                format!(
+                    "host {host} reports the Run of claim {id} gone but its writers alive: \
+                     {evidence}"
+                ),
+            ),
+            Evidence::Verdict(Verdict::Dead { reason, evidence }) => {
+                return self.recover(issue, owner, *reason, evidence, s);
+            }
+        };
+        claim_finding(owner, health, note)
+    }
+
+    /// The verdict of the Claim's own host (same host name and machine id), if any.
+    fn evidence(&self, owner: &ClaimView) -> Evidence<'_> {
+        let claim = &owner.record;
+        let Some(view) = self.snapshot.report_for(&claim.host) else {
+            return Evidence::Missing;
+        };
+        let report = &view.report;
+        if report.machine_id != claim.machine_id {
+            return Evidence::OtherMachine {
+                machine_id: &report.machine_id,
+            };
+        }
+        report
+            .claims
+            .iter()
+            .find(|v| v.claim_id == claim.claim_id && v.issue == claim.issue)
+            .map_or(Evidence::Missing, |v| Evidence::Verdict(&v.verdict))
+    }
+
+    /// Ends a Claim its host proved dead the way a failed Run ends: back to the queue or to
+    /// people as `policy::label_after` says, and `in-progress` off.
+    fn recover(
+        &self,
+        issue: &IssueSnapshot,
+        owner: &ClaimView,
+        reason: DeathReason,
+        evidence: &str,
+        s: &mut Steps,
+    ) -> Finding {
+        let labels = &self.config.labels;
+        let claim = &owner.record;
+        let target = label_after(labels, claim, Outcome::Recovered);
+        let why = recovered_reason(&claim.host, &claim.claim_id, reason, evidence);
+        let mut end = self.end_record(owner, Outcome::Recovered, why.clone());
+        end.labels_after = Some(target.map(str::to_string).into_iter().collect());
+        s.end(end);
+        if let Some(label) = target {
+            s.add_missing(issue, label);
+        }
+        s.remove_present(issue, &labels.in_progress);
+        let to = target.map_or(String::new(), |l| format!("; the issue goes to {l}"));
+        claim_finding(owner, Health::Recovered, format!("{why}{to}"))
+    }
+
+    /// Rule 2: a later active claim while an earlier one owns the issue is ended, labels untouched.
+    fn supersede(
+        &self,
+        issue: &IssueSnapshot,
+        claim: &ClaimView,
+        owner: &ClaimView,
+        s: &mut Steps,
+    ) -> Finding {
+        let why = superseded_reason(issue.number, claim, owner);
+        s.end(self.end_record(claim, Outcome::Superseded, why.clone()));
+        claim_finding(claim, Health::Superseded, why)
+    }
+
+    /// Rule 3: the owner of a closed issue is swept; `in-progress` comes off.
+    fn sweep(&self, issue: &IssueSnapshot, owner: &ClaimView, s: &mut Steps) -> Finding {
+        let why = swept_reason(issue.number, &owner.record.claim_id);
+        let mut end = self.end_record(owner, Outcome::Swept, why.clone());
+        end.labels_after = Some(vec![]);
+        s.end(end);
+        s.remove_present(issue, &self.config.labels.in_progress);
+        claim_finding(owner, Health::Swept, why)
+    }
+
+    /// Rule 4: an issue with `in-progress` and no active claim. The latest end record that
+    /// states its labels (`labels_after`) is finished; without one the issue is left to people.
+    fn finish_labels(&self, issue: &IssueSnapshot, s: &mut Steps) -> Option<Finding> {
+        let in_progress = &self.config.labels.in_progress;
+        if !issue.has_label(in_progress) {
+            return None;
+        }
+        let Some((claim, end, list)) = latest_intent(issue) else {
+            if !issue.open {
+                return None;
+            }
+            return Some(Finding {
+                issue: issue.number,
+                claim_id: None,
+                host: None,
+                health: Health::Unowned,
+                note: unowned_note(issue.number, in_progress),
+            });
+        };
+        for label in list {
+            s.add_missing(issue, label);
+        }
+        s.remove_present(issue, in_progress);
+        let note = finished_note(&end.record, list, in_progress);
+        Some(claim_finding(claim, Health::LabelsFinished, note))
+    }
+
+    /// An end record for `claim` by this pass; labels stated by the caller.
+    fn end_record(&self, claim: &ClaimView, outcome: Outcome, reason: String) -> EndRecord {
+        EndRecord {
+            claim_id: claim.record.claim_id.clone(),
+            issue: claim.record.issue,
+            outcome,
+            actor: self.input.actor.clone(),
+            reason,
+            exit_code: None,
+            signal: None,
+            claim_comment_id: Some(claim.comment_id),
+            labels_after: None,
+            ended_at: self.input.now,
+        }
+    }
+}
+
+/// The end record with the highest comment id among those that state `labels_after`, with its
+/// claim. Ends stating nothing (a superseded or withdrawn claim's) never owned the labels, so
+/// they do not hide an owner's end that a killed pass left unfinished.
+fn latest_intent(issue: &IssueSnapshot) -> Option<(&ClaimView, &EndView, &Vec<String>)> {
+    issue
+        .ownership
+        .ended
+        .iter()
+        .filter_map(|(c, e)| e.record.labels_after.as_ref().map(|l| (c, e, l)))
+        .max_by_key(|(_, e, _)| e.comment_id)
+}
+
+fn claim_finding(claim: &ClaimView, health: Health, note: String) -> Finding {
+    Finding {
+        issue: claim.record.issue,
+        claim_id: Some(claim.record.claim_id.clone()),
+        host: Some(claim.record.host.clone()),
+        health,
+        note,
+    }
+}
+
+fn recovered_reason(host: &str, claim_id: &str, reason: DeathReason, evidence: &str) -> String {
+    format!(
+        "host {host} reports the Run of claim {claim_id} dead ({}): {evidence}",
+        reason.as_str()
+    )
+}
+
+fn superseded_reason(issue: u64, claim: &ClaimView, owner: &ClaimView) -> String {
+    format!(
+        "claim {} (comment {}) was taken while claim {} (comment {}) owned issue #{issue}: \
+         superseded",
+        claim.record.claim_id, claim.comment_id, owner.record.claim_id, owner.comment_id
+    )
+}
+
+fn swept_reason(issue: u64, claim_id: &str) -> String {
+    format!("issue #{issue} was closed while claim {claim_id} was still active: swept")
+}
+
+fn unowned_note(issue: u64, in_progress: &str) -> String {
+    format!(
+        "issue #{issue} carries {in_progress} but no active claim and no end record stating its \
+         labels: left for people"
+    )
+}
+
+fn finished_note(end: &EndRecord, list: &[String], in_progress: &str) -> String {
+    let labels = if list.is_empty() {
+        "no thirdshift label".to_string()
+    } else {
+        list.join(", ")
+    };
+    format!(
+        "claim {} ended {} but its labels were not all applied: now {labels}, without \
+         {in_progress}",
+        end.claim_id, end.outcome
+    )
+}
+
+fn duplicate_end_reason(claim_id: &str, first_comment_id: u64) -> String {
+    format!("a later end record for claim {claim_id}; comment {first_comment_id} ended it first")
+}
+
+fn duplicate_report_reason() -> String {
+    "a later copy of a host's report; the first one counts".to_string()
 }
