@@ -19,6 +19,13 @@ use crate::policy::label_after;
 use crate::record::{ClaimView, DeathReason, EndRecord, EndView, Outcome, ProblemKind, Verdict};
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
+mod notes;
+
+use notes::{
+    duplicate_end_reason, duplicate_report_reason, finished_note, recovered_reason,
+    superseded_reason, swept_reason, unowned_note,
+};
+
 /// One write to GitHub. Within an issue, actions come in the order they must be applied: end
 /// records, then labels added, then labels removed, then clean-up.
 #[derive(Clone, Debug, PartialEq)]
@@ -398,49 +405,5 @@ fn claim_finding(claim: &ClaimView, health: Health, note: String) -> Finding {
     }
 }
 
-fn recovered_reason(host: &str, claim_id: &str, reason: DeathReason, evidence: &str) -> String {
-    format!(
-        "host {host} reports the Run of claim {claim_id} dead ({}): {evidence}",
-        reason.as_str()
-    )
-}
-
-fn superseded_reason(issue: u64, claim: &ClaimView, owner: &ClaimView) -> String {
-    format!(
-        "claim {} (comment {}) was taken while claim {} (comment {}) owned issue #{issue}: \
-         superseded",
-        claim.record.claim_id, claim.comment_id, owner.record.claim_id, owner.comment_id
-    )
-}
-
-fn swept_reason(issue: u64, claim_id: &str) -> String {
-    format!("issue #{issue} was closed while claim {claim_id} was still active: swept")
-}
-
-fn unowned_note(issue: u64, in_progress: &str) -> String {
-    format!(
-        "issue #{issue} carries {in_progress} but no active claim and no end record stating its \
-         labels: left for people"
-    )
-}
-
-fn finished_note(end: &EndRecord, list: &[String], in_progress: &str) -> String {
-    let labels = if list.is_empty() {
-        "no thirdshift label".to_string()
-    } else {
-        list.join(", ")
-    };
-    format!(
-        "claim {} ended {} but its labels were not all applied: now {labels}, without \
-         {in_progress}",
-        end.claim_id, end.outcome
-    )
-}
-
-fn duplicate_end_reason(claim_id: &str, first_comment_id: u64) -> String {
-    format!("a later end record for claim {claim_id}; comment {first_comment_id} ended it first")
-}
-
-fn duplicate_report_reason() -> String {
-    "a later copy of a host's report; the first one counts".to_string()
-}
+#[cfg(test)]
+mod tests;

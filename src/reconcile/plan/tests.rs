@@ -1,0 +1,835 @@
+//! Plan table tests: one test per decision of `plan`, on snapshots built by hand from real record
+//! comments and the real ownership rule, with no HTTP. `World` stands for the repository so a
+//! plan can be applied by hand and the next pass checked.
+
+use chrono::TimeZone;
+
+use super::*;
+use crate::record::claim::tests::sample_claim;
+use crate::record::{ClaimRecord, ClaimVerdict, HostReport, Ownership, RawComment, Trust};
+use crate::snapshot::ReportView;
+
+const READY: &str = "ready-for-agent";
+const IN_PROGRESS: &str = "in-progress";
+const HUMAN: &str = "ready-for-human";
+const HOST: &str = "build-01";
+/// `sample_claim()`'s machine id.
+const MACHINE: &str = "4c4c4544003a";
+/// Comment ids beyond 32 bits, as GitHub's are.
+const BASE: u64 = 5_000_000_000;
+const ACTOR: &str = "reconcile@ci";
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 3, 5, 12, 0, 0).unwrap()
+}
+
+fn input() -> PlanInput {
+    PlanInput {
+        actor: ACTOR.into(),
+        now: now(),
+    }
+}
+
+/// A claim on issue `n` by a Run on `build-01` that reported a stage of its own and removed
+/// `ready-for-agent`.
+fn claim(n: u64, id: &str) -> ClaimRecord {
+    ClaimRecord {
+        claim_id: id.into(),
+        issue: n,
+        ..sample_claim()
+    }
+}
+
+/// A claim whose Run never reported a stage of its own.
+fn fresh_claim(n: u64, id: &str) -> ClaimRecord {
+    ClaimRecord {
+        stage: "claimed".into(),
+        ..claim(n, id)
+    }
+}
+
+/// An end record as a Run or an earlier pass wrote it.
+fn end_of(c: &ClaimRecord, outcome: Outcome, labels_after: Option<&[&str]>) -> EndRecord {
+    EndRecord {
+        claim_id: c.claim_id.clone(),
+        issue: c.issue,
+        outcome,
+        actor: "run@build-01".into(),
+        reason: "CMD exited with code 1".into(),
+        exit_code: None,
+        signal: None,
+        claim_comment_id: None,
+        labels_after: labels_after.map(|l| l.iter().map(|s| s.to_string()).collect()),
+        ended_at: now(),
+    }
+}
+
+fn comment(author: &str, id: u64, body: String) -> RawComment {
+    RawComment {
+        id: BASE + id,
+        author: author.into(),
+        body,
+    }
+}
+
+fn bot(id: u64, body: String) -> RawComment {
+    comment("bot", id, body)
+}
+
+/// One issue as it is on GitHub.
+#[derive(Clone)]
+struct Issue {
+    number: u64,
+    open: bool,
+    labels: Vec<String>,
+    comments: Vec<RawComment>,
+}
+
+fn issue(number: u64, labels: &[&str], comments: Vec<RawComment>) -> Issue {
+    Issue {
+        number,
+        open: true,
+        labels: labels.iter().map(|l| l.to_string()).collect(),
+        comments,
+    }
+}
+
+/// The repository as the tests see it.
+#[derive(Clone, Default)]
+struct World {
+    issues: Vec<Issue>,
+    reports: Vec<HostReport>,
+    registry_issue: Option<u64>,
+    duplicate_reports: Vec<u64>,
+}
+
+impl World {
+    fn with(issues: Vec<Issue>, reports: Vec<HostReport>) -> World {
+        World {
+            issues,
+            reports,
+            ..World::default()
+        }
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let trust = Trust::new(["bot"]);
+        let issues = self.issues.iter().map(|i| IssueSnapshot {
+            number: i.number,
+            title: format!("Issue {}", i.number),
+            open: i.open,
+            labels: i.labels.clone(),
+            html_url: format!("https://github.com/o/r/issues/{}", i.number),
+            ownership: Ownership::of(i.number, &i.comments, &trust),
+        });
+        let reports = self.reports.iter().enumerate().map(|(k, r)| ReportView {
+            comment_id: BASE + 900 + k as u64,
+            author: "bot".into(),
+            updated_at: now(),
+            report: r.clone(),
+        });
+        Snapshot {
+            issues: issues.collect(),
+            reports: reports.collect(),
+            registry_issue: self.registry_issue,
+            duplicate_reports: self.duplicate_reports.clone(),
+        }
+    }
+
+    fn plan(&self) -> Plan {
+        plan(&self.snapshot(), &Config::default(), &input())
+    }
+
+    /// Does what `apply` would: posts end records as new comments, sets labels one at a time.
+    fn apply(&mut self, plan: &Plan) {
+        for action in &plan.actions {
+            let n = match action {
+                Action::PostEnd { issue, .. }
+                | Action::AddLabel { issue, .. }
+                | Action::RemoveLabel { issue, .. }
+                | Action::DeleteComment { issue, .. } => *issue,
+            };
+            let i = self.issues.iter_mut().find(|i| i.number == n).unwrap();
+            match action {
+                Action::PostEnd { end, .. } => {
+                    let id = i.comments.iter().map(|c| c.id).max().unwrap_or(BASE) + 1;
+                    i.comments.push(RawComment {
+                        id,
+                        author: "bot".into(),
+                        body: end.to_comment(),
+                    });
+                }
+                Action::AddLabel { label, .. } => i.labels.push(label.clone()),
+                Action::RemoveLabel { label, .. } => i.labels.retain(|l| l != label),
+                Action::DeleteComment { comment_id, .. } => {
+                    i.comments.retain(|c| c.id != *comment_id)
+                }
+            }
+        }
+    }
+}
+
+fn report(verdicts: Vec<ClaimVerdict>) -> HostReport {
+    HostReport {
+        host: HOST.into(),
+        machine_id: MACHINE.into(),
+        boot_id: "b-2".into(),
+        claims: verdicts,
+    }
+}
+
+fn verdict(c: &ClaimRecord, verdict: Verdict) -> ClaimVerdict {
+    ClaimVerdict {
+        claim_id: c.claim_id.clone(),
+        issue: c.issue,
+        verdict,
+    }
+}
+
+fn dead() -> Verdict {
+    Verdict::Dead {
+        reason: DeathReason::PidGone,
+        evidence: "PID 4242 is gone".into(),
+    }
+}
+
+/// The end record this pass writes for a Claim `build-01` proved dead with `dead()`.
+fn recovered(c: &ClaimRecord, comment_id: u64, label: &str) -> EndRecord {
+    EndRecord {
+        claim_id: c.claim_id.clone(),
+        issue: c.issue,
+        outcome: Outcome::Recovered,
+        actor: ACTOR.into(),
+        reason: format!(
+            "host build-01 reports the Run of claim {} dead (PID gone): PID 4242 is gone",
+            c.claim_id
+        ),
+        exit_code: None,
+        signal: None,
+        claim_comment_id: Some(comment_id),
+        labels_after: Some(vec![label.into()]),
+        ended_at: now(),
+    }
+}
+
+fn post(end: EndRecord) -> Action {
+    Action::PostEnd {
+        issue: end.issue,
+        end,
+    }
+}
+
+fn add(issue: u64, label: &str) -> Action {
+    Action::AddLabel {
+        issue,
+        label: label.into(),
+    }
+}
+
+fn remove(issue: u64, label: &str) -> Action {
+    Action::RemoveLabel {
+        issue,
+        label: label.into(),
+    }
+}
+
+fn healths(plan: &Plan) -> Vec<(u64, Option<&str>, &Health)> {
+    let f = plan.findings.iter();
+    f.map(|f| (f.issue, f.claim_id.as_deref(), &f.health))
+        .collect()
+}
+
+#[test]
+fn dead_owner_with_nothing_started_is_ended_and_requeued() {
+    // given a Claim that removed ready-for-agent and never reported a stage, proved dead
+    let c = fresh_claim(7, "c-a");
+    let world = World::with(
+        vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
+        vec![report(vec![verdict(&c, dead())])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then the Claim is ended as recovered and the issue goes back to the queue
+    assert_eq!(
+        plan.actions,
+        [
+            post(recovered(&c, BASE + 1, READY)),
+            add(7, READY),
+            remove(7, IN_PROGRESS)
+        ]
+    );
+    assert_eq!(
+        plan.findings,
+        [Finding {
+            issue: 7,
+            claim_id: Some("c-a".into()),
+            host: Some(HOST.into()),
+            health: Health::Recovered,
+            note: "host build-01 reports the Run of claim c-a dead (PID gone): PID 4242 is gone; \
+                   the issue goes to ready-for-agent"
+                .into(),
+        }]
+    );
+}
+
+#[test]
+fn dead_owner_that_started_work_is_handed_to_people() {
+    // given a dead Run that had reported a stage of its own
+    let c = claim(7, "c-a");
+    let world = World::with(
+        vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
+        vec![report(vec![verdict(&c, dead())])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then the issue goes to people
+    assert_eq!(
+        plan.actions,
+        [
+            post(recovered(&c, BASE + 1, HUMAN)),
+            add(7, HUMAN),
+            remove(7, IN_PROGRESS)
+        ]
+    );
+    assert_eq!(healths(&plan), [(7, Some("c-a"), &Health::Recovered)]);
+}
+
+#[test]
+fn dead_owner_whose_claim_did_not_remove_ready_goes_to_people() {
+    // given a dead Run that started nothing, but whose Claim did not remove ready-for-agent
+    // (the issue still carries it)
+    let c = ClaimRecord {
+        removed_ready: false,
+        ..fresh_claim(7, "c-a")
+    };
+    let world = World::with(
+        vec![issue(
+            7,
+            &[READY, IN_PROGRESS],
+            vec![bot(1, c.to_comment())],
+        )],
+        vec![report(vec![verdict(&c, dead())])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then the issue goes to people, and only in-progress is removed
+    assert_eq!(
+        plan.actions,
+        [
+            post(recovered(&c, BASE + 1, HUMAN)),
+            add(7, HUMAN),
+            remove(7, IN_PROGRESS)
+        ]
+    );
+}
+
+#[test]
+fn alive_owner_is_left_alone() {
+    // given a Claim its host reports alive
+    let c = claim(7, "c-a");
+    let world = World::with(
+        vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
+        vec![report(vec![verdict(&c, Verdict::Alive)])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then nothing is written, and the Claim is shown alive
+    assert_eq!(plan.actions, []);
+    assert_eq!(
+        plan.findings,
+        [Finding {
+            issue: 7,
+            claim_id: Some("c-a".into()),
+            host: Some(HOST.into()),
+            health: Health::Alive,
+            note: "host build-01 reports claim c-a alive".into(),
+        }]
+    );
+}
+
+#[test]
+fn writers_alive_is_left_alone_and_flagged() {
+    // given a Claim whose Run died but whose harness child still writes
+    let c = claim(7, "c-a");
+    let writers = Verdict::WritersAlive {
+        pids: vec![4250, 4251],
+        evidence: "2 processes of session 4243 run".into(),
+    };
+    let world = World::with(
+        vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
+        vec![report(vec![verdict(&c, writers)])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then nothing is written and the writers are named
+    assert_eq!(plan.actions, []);
+    let health = Health::WritersAlive {
+        pids: vec![4250, 4251],
+    };
+    assert_eq!(healths(&plan), [(7, Some("c-a"), &health)]);
+    assert_eq!(
+        plan.findings[0].note,
+        "host build-01 reports the Run of claim c-a gone but its writers alive: 2 processes of \
+         session 4243 run"
+    );
+}
+
+#[test]
+fn host_that_never_reported_leaves_claim_awaiting_host() {
+    // given a Claim taken a quarter of a century ago on a host that never reported
+    let c = ClaimRecord {
+        claimed_at: Utc.with_ymd_and_hms(2000, 1, 1, 0, 0, 0).unwrap(),
+        ..fresh_claim(7, "c-a")
+    };
+    let world = World::with(
+        vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
+        vec![],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then age is no evidence: nothing is written, the Claim awaits its host
+    assert_eq!(plan.actions, []);
+    assert_eq!(
+        plan.findings,
+        [Finding {
+            issue: 7,
+            claim_id: Some("c-a".into()),
+            host: Some(HOST.into()),
+            health: Health::AwaitingHost,
+            note: "host build-01 has not reported on claim c-a since it was taken".into(),
+        }]
+    );
+}
+
+#[test]
+fn report_without_this_claim_is_awaiting_host() {
+    // given the host's report, which proves other Claims dead but not this one: one with another
+    // claim id, and one with this claim id on another issue
+    let c = claim(7, "c-a");
+    let other = claim(7, "c-other");
+    let elsewhere = claim(8, "c-a");
+    let world = World::with(
+        vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
+        vec![report(vec![
+            verdict(&elsewhere, dead()),
+            verdict(&other, dead()),
+        ])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then the Claim awaits its host
+    assert_eq!(plan.actions, []);
+    assert_eq!(healths(&plan), [(7, Some("c-a"), &Health::AwaitingHost)]);
+}
+
+#[test]
+fn report_from_another_machine_with_same_host_name_is_not_evidence() {
+    // given a report under the Claim's host name from another machine, saying the Claim is dead
+    let c = claim(7, "c-a");
+    let impostor = HostReport {
+        machine_id: "9f9f9f9f".into(),
+        ..report(vec![verdict(&c, dead())])
+    };
+    let world = World::with(
+        vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
+        vec![impostor],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then nothing is ended and the mismatch is shown
+    assert_eq!(plan.actions, []);
+    assert_eq!(healths(&plan), [(7, Some("c-a"), &Health::HostMismatch)]);
+    assert_eq!(
+        plan.findings[0].note,
+        "the report of host build-01 comes from machine 9f9f9f9f, but claim c-a was taken on \
+         machine 4c4c4544003a: not evidence"
+    );
+}
+
+#[test]
+fn superseded_later_claim_is_ended_without_labels() {
+    // given an owner its host reports alive and a later active claim on the same issue
+    let (a, b) = (claim(7, "c-a"), claim(7, "c-b"));
+    let world = World::with(
+        vec![issue(
+            7,
+            &[IN_PROGRESS],
+            vec![bot(1, a.to_comment()), bot(2, b.to_comment())],
+        )],
+        vec![report(vec![verdict(&a, Verdict::Alive)])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then the later claim is ended as superseded, stating no labels, and no label moves
+    let reason = format!(
+        "claim c-b (comment {}) was taken while claim c-a (comment {}) owned issue #7: superseded",
+        BASE + 2,
+        BASE + 1
+    );
+    let end = EndRecord {
+        claim_id: "c-b".into(),
+        issue: 7,
+        outcome: Outcome::Superseded,
+        actor: ACTOR.into(),
+        reason: reason.clone(),
+        exit_code: None,
+        signal: None,
+        claim_comment_id: Some(BASE + 2),
+        labels_after: None,
+        ended_at: now(),
+    };
+    assert_eq!(plan.actions, [post(end)]);
+    assert_eq!(
+        healths(&plan),
+        [
+            (7, Some("c-a"), &Health::Alive),
+            (7, Some("c-b"), &Health::Superseded)
+        ]
+    );
+    assert_eq!(plan.findings[1].note, reason);
+}
+
+#[test]
+fn in_progress_without_claim_is_flagged_unowned() {
+    // given an issue labelled in-progress by hand, and one whose only end record (a withdrawn
+    // claim's) states no labels
+    let lost = claim(8, "c-lost");
+    let withdrawn = end_of(&lost, Outcome::Withdrawn, None);
+    let world = World::with(
+        vec![
+            issue(7, &[IN_PROGRESS], vec![]),
+            issue(
+                8,
+                &[IN_PROGRESS],
+                vec![bot(1, lost.to_comment()), bot(2, withdrawn.to_comment())],
+            ),
+            issue(9, &[READY], vec![]),
+        ],
+        vec![],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then both are left for people and flagged; the issue without in-progress is not mentioned
+    assert_eq!(plan.actions, []);
+    assert_eq!(
+        healths(&plan),
+        [(7, None, &Health::Unowned), (8, None, &Health::Unowned)]
+    );
+    assert_eq!(
+        plan.findings[0].note,
+        "issue #7 carries in-progress but no active claim and no end record stating its labels: \
+         left for people"
+    );
+}
+
+#[test]
+fn closed_issue_with_active_claim_is_swept() {
+    // given a closed issue with an owner (host silent) and a superseded claim
+    let (a, b) = (claim(7, "c-a"), claim(7, "c-b"));
+    let mut closed = issue(
+        7,
+        &["bug", IN_PROGRESS],
+        vec![bot(1, a.to_comment()), bot(2, b.to_comment())],
+    );
+    closed.open = false;
+    let world = World::with(vec![closed], vec![]);
+    // when the pass plans
+    let plan = world.plan();
+    // then the owner is swept with no labels after, the later claim superseded, in-progress off
+    let swept = EndRecord {
+        claim_id: "c-a".into(),
+        issue: 7,
+        outcome: Outcome::Swept,
+        actor: ACTOR.into(),
+        reason: "issue #7 was closed while claim c-a was still active: swept".into(),
+        exit_code: None,
+        signal: None,
+        claim_comment_id: Some(BASE + 1),
+        labels_after: Some(vec![]),
+        ended_at: now(),
+    };
+    let superseded = EndRecord {
+        claim_id: "c-b".into(),
+        outcome: Outcome::Superseded,
+        reason: format!(
+            "claim c-b (comment {}) was taken while claim c-a (comment {}) owned issue #7: \
+             superseded",
+            BASE + 2,
+            BASE + 1
+        ),
+        claim_comment_id: Some(BASE + 2),
+        labels_after: None,
+        ..swept.clone()
+    };
+    assert_eq!(
+        plan.actions,
+        [post(swept), post(superseded), remove(7, IN_PROGRESS)]
+    );
+    assert_eq!(
+        healths(&plan),
+        [
+            (7, Some("c-a"), &Health::Swept),
+            (7, Some("c-b"), &Health::Superseded)
+        ]
+    );
+}
+
+#[test]
+fn end_record_with_unapplied_labels_is_finished() {
+    // given a recovered end record whose pass was killed before it set the labels
+    let c = fresh_claim(7, "c-a");
+    let end = end_of(&c, Outcome::Recovered, Some(&[READY]));
+    let world = World::with(
+        vec![issue(
+            7,
+            &[IN_PROGRESS],
+            vec![bot(1, c.to_comment()), bot(2, end.to_comment())],
+        )],
+        vec![],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then the labels the end record states are finished
+    assert_eq!(plan.actions, [add(7, READY), remove(7, IN_PROGRESS)]);
+    assert_eq!(
+        plan.findings,
+        [Finding {
+            issue: 7,
+            claim_id: Some("c-a".into()),
+            host: Some(HOST.into()),
+            health: Health::LabelsFinished,
+            note: "claim c-a ended recovered but its labels were not all applied: now \
+                   ready-for-agent, without in-progress"
+                .into(),
+        }]
+    );
+}
+
+#[test]
+fn end_without_stated_labels_does_not_hide_an_unfinished_one() {
+    // given an owner's unfinished recovered end, then a superseded claim's end stating nothing
+    let (a, b) = (claim(7, "c-a"), claim(7, "c-b"));
+    let comments = vec![
+        bot(1, a.to_comment()),
+        bot(2, b.to_comment()),
+        bot(
+            3,
+            end_of(&a, Outcome::Recovered, Some(&[HUMAN])).to_comment(),
+        ),
+        bot(4, end_of(&b, Outcome::Superseded, None).to_comment()),
+    ];
+    let world = World::with(vec![issue(7, &[IN_PROGRESS], comments)], vec![]);
+    // when the pass plans
+    let plan = world.plan();
+    // then the owner's labels are finished
+    assert_eq!(plan.actions, [add(7, HUMAN), remove(7, IN_PROGRESS)]);
+    assert_eq!(healths(&plan), [(7, Some("c-a"), &Health::LabelsFinished)]);
+}
+
+#[test]
+fn closed_issue_whose_sweep_was_cut_short_loses_in_progress() {
+    // given a closed issue swept by a pass killed before it removed in-progress
+    let c = claim(9, "c-s");
+    let swept = end_of(&c, Outcome::Swept, Some(&[]));
+    let mut closed = issue(
+        9,
+        &["bug", IN_PROGRESS],
+        vec![bot(1, c.to_comment()), bot(2, swept.to_comment())],
+    );
+    closed.open = false;
+    // and a closed issue carrying in-progress with no end record stating labels
+    let mut unknown = issue(10, &[IN_PROGRESS], vec![]);
+    unknown.open = false;
+    let world = World::with(vec![closed, unknown], vec![]);
+    // when the pass plans
+    let plan = world.plan();
+    // then the sweep is finished, and the other closed issue is not flagged
+    assert_eq!(plan.actions, [remove(9, IN_PROGRESS)]);
+    assert_eq!(healths(&plan), [(9, Some("c-s"), &Health::LabelsFinished)]);
+}
+
+#[test]
+fn second_pass_after_recovery_plans_nothing() {
+    // given a dead owner, a superseded claim and a closed issue with a claim, on silent hosts
+    // except for the dead verdict
+    let (a, b) = (claim(7, "c-a"), claim(7, "c-b"));
+    let s = claim(9, "c-s");
+    let mut closed = issue(9, &[IN_PROGRESS], vec![bot(1, s.to_comment())]);
+    closed.open = false;
+    let mut world = World::with(
+        vec![
+            issue(
+                7,
+                &[IN_PROGRESS],
+                vec![bot(1, a.to_comment()), bot(2, b.to_comment())],
+            ),
+            closed,
+        ],
+        vec![report(vec![verdict(&a, dead())])],
+    );
+    // when a first pass is applied
+    let first = world.plan();
+    assert_eq!(first.actions.len(), 6, "{:?}", first.actions);
+    world.apply(&first);
+    // then a second pass writes nothing and flags nothing
+    let second = world.plan();
+    assert_eq!(second, Plan::default());
+    assert_eq!(world.issues[0].labels, [HUMAN]);
+    assert!(world.issues[1].labels.is_empty());
+}
+
+#[test]
+fn duplicate_end_records_are_deleted_keeping_the_first() {
+    // given a claim ended three times (a retried POST, a second ender)
+    let c = claim(7, "c-a");
+    let done = end_of(&c, Outcome::Done, Some(&[]));
+    let comments = vec![
+        bot(1, c.to_comment()),
+        bot(2, done.to_comment()),
+        bot(3, done.to_comment()),
+        bot(
+            4,
+            end_of(&c, Outcome::Recovered, Some(&[HUMAN])).to_comment(),
+        ),
+    ];
+    let world = World::with(vec![issue(7, &[], comments)], vec![]);
+    // when the pass plans
+    let plan = world.plan();
+    // then the later two are deleted and the first stays
+    let delete = |id: u64| Action::DeleteComment {
+        issue: 7,
+        comment_id: BASE + id,
+        reason: format!(
+            "a later end record for claim c-a; comment {} ended it first",
+            BASE + 2
+        ),
+    };
+    assert_eq!(plan.actions, [delete(3), delete(4)]);
+    assert_eq!(plan.findings, []);
+}
+
+#[test]
+fn duplicate_host_reports_are_deleted_from_the_registry_issue() {
+    // given later copies of host reports on registry issue #1
+    let mut world = World::with(vec![], vec![]);
+    world.duplicate_reports = vec![BASE + 20, BASE + 10];
+    world.registry_issue = Some(1);
+    // when the pass plans
+    let plan = world.plan();
+    // then they are deleted, in comment order
+    let delete = |id: u64| Action::DeleteComment {
+        issue: 1,
+        comment_id: id,
+        reason: "a later copy of a host's report; the first one counts".into(),
+    };
+    assert_eq!(plan.actions, [delete(BASE + 10), delete(BASE + 20)]);
+    // and without a registry issue nothing is deleted
+    world.registry_issue = None;
+    assert_eq!(world.plan().actions, []);
+}
+
+#[test]
+fn untrusted_dead_verdict_claim_is_ignored() {
+    // given a stranger's claim and end records on an in-progress issue, and a dead verdict
+    // naming the stranger's claim
+    let evil = claim(7, "c-evil");
+    let evil_end = end_of(&evil, Outcome::Done, Some(&[]));
+    let comments = vec![
+        comment("mallory", 1, evil.to_comment()),
+        comment("mallory", 2, evil_end.to_comment()),
+        comment("mallory", 3, evil_end.to_comment()),
+    ];
+    let world = World::with(
+        vec![issue(7, &[IN_PROGRESS], comments)],
+        vec![report(vec![verdict(&evil, dead())])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then nothing is ended, relabelled or deleted: the issue is unowned as far as we know
+    assert_eq!(plan.actions, []);
+    assert_eq!(healths(&plan), [(7, None, &Health::Unowned)]);
+}
+
+#[test]
+fn actions_are_ordered_end_first_then_labels() {
+    // given, listed out of number order: a closed issue #9 with a claim; issue #7 with a dead
+    // owner, a superseded claim and a duplicate end; and a duplicate report on registry #1
+    let (a, b, old) = (claim(7, "c-a"), claim(7, "c-b"), claim(7, "c-old"));
+    let old_end = end_of(&old, Outcome::Done, Some(&[]));
+    let s = claim(9, "c-s");
+    let mut closed = issue(9, &[IN_PROGRESS], vec![bot(1, s.to_comment())]);
+    closed.open = false;
+    let seven = vec![
+        bot(1, old.to_comment()),
+        bot(2, old_end.to_comment()),
+        bot(3, old_end.to_comment()),
+        bot(4, a.to_comment()),
+        bot(5, b.to_comment()),
+    ];
+    let mut world = World::with(
+        vec![closed, issue(7, &[IN_PROGRESS], seven)],
+        vec![report(vec![verdict(&a, dead())])],
+    );
+    world.registry_issue = Some(1);
+    world.duplicate_reports = vec![BASE + 99];
+    // when the pass plans
+    let plan = world.plan();
+    // then issues come in number order; within one: ends, labels added, removed, deletions
+    let shape: Vec<String> = plan.actions.iter().map(shape).collect();
+    assert_eq!(
+        shape,
+        [
+            "#1 delete 99",
+            "#7 end c-a recovered",
+            "#7 end c-b superseded",
+            "#7 add ready-for-human",
+            "#7 remove in-progress",
+            "#7 delete 3",
+            "#9 end c-s swept",
+            "#9 remove in-progress",
+        ]
+    );
+}
+
+/// One line per action, for tests about order.
+fn shape(a: &Action) -> String {
+    match a {
+        Action::PostEnd { issue, end } => format!("#{issue} end {} {}", end.claim_id, end.outcome),
+        Action::AddLabel { issue, label } => format!("#{issue} add {label}"),
+        Action::RemoveLabel { issue, label } => format!("#{issue} remove {label}"),
+        Action::DeleteComment {
+            issue, comment_id, ..
+        } => format!("#{issue} delete {}", comment_id - BASE),
+    }
+}
+
+#[test]
+fn same_snapshot_gives_the_same_plan() {
+    // given a world with every kind of decision in it
+    let (a, b) = (claim(7, "c-a"), claim(8, "c-b"));
+    let c = claim(8, "c-c");
+    let world = World::with(
+        vec![
+            issue(
+                8,
+                &[IN_PROGRESS],
+                vec![bot(3, b.to_comment()), bot(4, c.to_comment())],
+            ),
+            issue(7, &[IN_PROGRESS], vec![bot(1, a.to_comment())]),
+            issue(6, &[IN_PROGRESS], vec![]),
+        ],
+        vec![report(vec![
+            verdict(&a, dead()),
+            verdict(&b, Verdict::Alive),
+        ])],
+    );
+    // when it is planned twice, and once more with the issues listed the other way round
+    let first = world.plan();
+    let second = world.plan();
+    let mut reversed = world.clone();
+    reversed.issues.reverse();
+    // then the plans are identical
+    assert_eq!(first, second);
+    assert_eq!(first, reversed.plan());
+    assert_eq!(first.actions.len(), 4, "{:?}", first.actions);
+}
