@@ -27,8 +27,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Sim { port, seed } => crate::sim::run_cli(port, seed).await.map(|_| OK),
         Command::Demo => crate::demo::run().await,
         Command::Pickup(_) => not_yet("pickup", 5),
-        Command::Observe { .. } => not_yet("observe", 3),
-        Command::Reconcile => not_yet("reconcile", 3),
+        Command::Observe { reconcile } => observe_cmd(&g, reconcile).await,
+        Command::Reconcile => {
+            let ctx = Ctx::connect(&g, None).await?;
+            reconcile_cmd(&ctx).await
+        }
         Command::Cancel { .. } => not_yet("cancel", 5),
         Command::Command { .. } => not_yet("command", 6),
         Command::Status { .. } => not_yet("status", 7),
@@ -110,4 +113,40 @@ async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(OK)
+}
+
+async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
+    let ctx = Ctx::connect(g, None).await?;
+    let seen = crate::observe::observe(&ctx).await?;
+    print!(
+        "{}",
+        crate::summary::observed(&seen.report, seen.report_written)
+    );
+    if !and_reconcile {
+        return Ok(OK);
+    }
+    let code = reconcile_cmd(&ctx).await?;
+    // The report is written again from what the pass left, so an idle next pass writes nothing.
+    let after = crate::observe::observe(&ctx).await?;
+    if after.report_written {
+        print!("{}", crate::summary::observed(&after.report, true));
+    }
+    Ok(code)
+}
+
+async fn reconcile_cmd(ctx: &Ctx) -> anyhow::Result<i32> {
+    let pass = crate::reconcile::pass(ctx).await?;
+    print!("{}", crate::summary::pass(&pass.plan, &pass.applied));
+    if pass.applied.errors.is_empty() {
+        Ok(OK)
+    } else {
+        Err(Exit {
+            code: crate::exit::ERROR,
+            message: format!(
+                "reconcile: {} action(s) failed; the next pass retries them",
+                pass.applied.errors.len()
+            ),
+        }
+        .into())
+    }
 }

@@ -200,11 +200,12 @@ pub fn end_record(record: &ClaimRecord, outcome: Outcome, actor: &str, reason: &
 }
 
 /// Posts a record comment exactly once: when a post's outcome is unknown, the comments are read
-/// again and the record is looked up by its claim id before posting again.
+/// again and the record is looked up by its key (the claim id of a claim or end record, the host
+/// of a host report) before posting again.
 pub async fn post_record(
     ctx: &Ctx,
     n: u64,
-    claim_id: &str,
+    key: &str,
     kind: Kind,
     body: &str,
 ) -> anyhow::Result<Comment> {
@@ -214,32 +215,44 @@ pub async fn post_record(
             Err(e) if e.is_uncertain() => {
                 tracing::warn!(
                     issue = n,
-                    claim = claim_id,
+                    record = key,
                     "post outcome unknown ({e}); checking"
                 );
                 let comments = ctx.client.list_issue_comments(n).await?;
-                if let Some(found) = find_record(ctx, &comments, claim_id, kind) {
+                if let Some(found) = find_record(ctx, &comments, key, kind) {
                     return Ok(found.clone());
                 }
             }
             Err(e) => return Err(e).with_context(|| format!("posting a {kind:?} record on #{n}")),
         }
     }
-    bail!("could not post the {kind:?} record for claim {claim_id} on issue #{n}: GitHub kept failing")
+    bail!("could not post the {kind:?} record {key} on issue #{n}: GitHub kept failing")
 }
 
-/// Our own comment that carries the `kind` record of `claim_id`, if GitHub has it.
+/// The first end record of `claim_id` by any trusted author, if GitHub has one.
+pub fn find_end<'a>(ctx: &Ctx, comments: &'a [Comment], claim_id: &str) -> Option<&'a Comment> {
+    comments
+        .iter()
+        .filter(|c| ctx.trust.is_trusted(c.author()))
+        .filter(|c| {
+            matches!(decode(c.text()), Decoded::Record(Record::End(r)) if r.claim_id == claim_id)
+        })
+        .min_by_key(|c| c.id)
+}
+
+/// Our own comment that carries the `kind` record of `key`, if GitHub has it.
 pub fn find_record<'a>(
     ctx: &Ctx,
     comments: &'a [Comment],
-    claim_id: &str,
+    key: &str,
     kind: Kind,
 ) -> Option<&'a Comment> {
     comments.iter().find(|c| {
         c.author().eq_ignore_ascii_case(&ctx.me)
             && match decode(c.text()) {
-                Decoded::Record(Record::Claim(r)) => kind == Kind::Claim && r.claim_id == claim_id,
-                Decoded::Record(Record::End(r)) => kind == Kind::End && r.claim_id == claim_id,
+                Decoded::Record(Record::Claim(r)) => kind == Kind::Claim && r.claim_id == key,
+                Decoded::Record(Record::End(r)) => kind == Kind::End && r.claim_id == key,
+                Decoded::Record(Record::HostReport(r)) => kind == Kind::HostReport && r.host == key,
                 _ => false,
             }
     })

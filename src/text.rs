@@ -90,6 +90,17 @@ pub fn end_comment(e: &EndRecord) -> String {
     out
 }
 
+/// The title of the registry issue.
+pub const REGISTRY_TITLE: &str = "thirdshift: Runs and hosts";
+
+/// The readable body of the registry issue (until the live view is written into it).
+pub fn registry_body() -> String {
+    "🗂️ **thirdshift registry.** Each host that runs agent Runs keeps one report comment here \
+     (its verdict on every Claim it holds); reconcile reads them to end Claims whose Run is \
+     proven dead. Please keep this issue open; do not edit the hidden line below."
+        .to_string()
+}
+
 /// The readable part of a host report: one line per Claim the host watches.
 pub fn host_report_comment(r: &HostReport) -> String {
     let mut out = format!(
@@ -148,8 +159,8 @@ fn outcome_sentence(o: Outcome) -> &'static str {
             "⏭️ **Superseded**: an earlier Claim owns this issue, so this later one was ended."
         }
         Outcome::Recovered => {
-            "🩹 **Recovered**: the Run's host showed the Run is gone, so its Claim was ended \
-             the way a failed run ends; its work was kept."
+            "🩹 **Recovered**: the Run's host proved the Run is gone, so its Claim was ended \
+             the way a failed run ends; nothing it left behind was removed."
         }
         Outcome::Cancelled => "🛑 **Cancelled**: the Run was stopped on request.",
         Outcome::Continued => {

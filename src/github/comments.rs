@@ -38,6 +38,15 @@ impl Client {
         self.decode(&Method::PATCH, &url, &resp)
     }
 
+    /// Deletes a comment; one already gone counts as deleted.
+    pub async fn delete_comment(&self, id: u64) -> GhResult<()> {
+        let url = self.repo_url(&format!("/issues/comments/{id}"));
+        match self.send(Method::DELETE, &url, None, Retry::Safe).await {
+            Ok(_) | Err(super::GithubError::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// `GET .../issues/comments/{id}`.
     pub async fn get_comment(&self, id: u64) -> GhResult<Comment> {
         let url = self.repo_url(&format!("/issues/comments/{id}"));

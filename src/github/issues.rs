@@ -17,6 +17,38 @@ impl Client {
         self.decode(&Method::GET, &url, &resp)
     }
 
+    /// Every issue in `state` (`open`, `closed`, `all`) carrying all of `labels` (comma-separated),
+    /// in number order. Pull requests are left out.
+    pub async fn list_issues(&self, state: &str, labels: Option<&str>) -> GhResult<Vec<Issue>> {
+        let mut url = self.repo_url(&format!("/issues?state={state}&sort=created&direction=asc"));
+        if let Some(labels) = labels {
+            url.push_str(&format!("&labels={}", encode_segment(labels)));
+        }
+        let mut issues: Vec<Issue> = self.get_all(&url).await?;
+        issues.retain(|i| i.pull_request.is_none());
+        issues.sort_by_key(|i| i.number);
+        Ok(issues)
+    }
+
+    /// `POST /repos/{o}/{r}/issues`, sent once (see `create_comment`).
+    pub async fn create_issue(&self, title: &str, body: &str, labels: &[&str]) -> GhResult<Issue> {
+        let url = self.repo_url("/issues");
+        let payload = json!({ "title": title, "body": body, "labels": labels });
+        let resp = self
+            .send(Method::POST, &url, Some(&payload), Retry::Once)
+            .await?;
+        self.decode(&Method::POST, &url, &resp)
+    }
+
+    /// Closes an issue (`PATCH` with `state: closed`; safe to repeat).
+    pub async fn close_issue(&self, number: u64) -> GhResult<()> {
+        let url = self.repo_url(&format!("/issues/{number}"));
+        let payload = json!({ "state": "closed", "state_reason": "not_planned" });
+        self.send(Method::PATCH, &url, Some(&payload), Retry::Safe)
+            .await
+            .map(drop)
+    }
+
     /// Adds one label to an issue (`POST .../labels`); adding a label already there changes
     /// nothing, so this is safe to repeat.
     pub async fn add_label(&self, number: u64, label: &str) -> GhResult<()> {

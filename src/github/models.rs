@@ -25,6 +25,8 @@ pub struct Label {
 pub struct Issue {
     pub number: u64,
     pub title: String,
+    #[serde(default)]
+    pub body: Option<String>,
     pub state: String,
     #[serde(default)]
     pub labels: Vec<Label>,

@@ -69,6 +69,7 @@ pub(crate) async fn pipeline(State(sim): State<Sim>, mut req: Request, next: Nex
         draw_fault(&sim, is_write(&seen.method))
     };
     req.extensions_mut().insert(caller.clone());
+    sim.stalls.wait(seen.method.as_str(), &seen.route).await;
     let resp = match fault {
         Some(Fault::SecondaryLimit) => secondary_limit(),
         Some(Fault::ServerError { apply }) => {

@@ -22,6 +22,7 @@ mod rng;
 mod routes;
 mod seed;
 mod server;
+mod stall;
 mod state;
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -35,6 +36,7 @@ use state::State;
 #[derive(Clone)]
 pub struct Sim {
     inner: Arc<Mutex<State>>,
+    pub(crate) stalls: stall::Stalls,
 }
 
 impl std::fmt::Debug for Sim {
@@ -186,6 +188,7 @@ impl Sim {
     pub fn new(config: SimConfig) -> Sim {
         Sim {
             inner: Arc::new(Mutex::new(State::new(config))),
+            stalls: stall::Stalls::default(),
         }
     }
 
@@ -233,6 +236,12 @@ impl Sim {
         st.set_state(issue, false, Some("completed"), &author);
     }
 
+    /// Replaces an issue's labels, as a person editing the issue would (seeding helper).
+    pub fn set_labels(&self, issue: u64, labels: &[&str]) {
+        let names: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+        self.lock().set_labels(issue, &names);
+    }
+
     /// A snapshot of one issue.
     pub fn issue(&self, number: u64) -> Option<SimIssue> {
         self.lock().issues.get(&number).map(|i| i.snapshot())
@@ -270,6 +279,22 @@ impl Sim {
     /// Replaces the injected faults (the PRNG keeps its position).
     pub fn set_faults(&self, faults: Faults) {
         self.lock().faults = faults;
+    }
+
+    /// Holds every later `method` request to `route` (a route template as in the request log)
+    /// until `release_stalls`: GitHub being slow, so a client can be killed mid-operation.
+    pub fn stall(&self, method: &str, route: &str) {
+        self.stalls.add(method, route);
+    }
+
+    /// Lets every held request go on and stops holding new ones.
+    pub fn release_stalls(&self) {
+        self.stalls.release_all();
+    }
+
+    /// How many requests are held by a stall right now.
+    pub fn stalled(&self) -> usize {
+        self.stalls.held()
     }
 
     /// What is left of this token's hourly budget (an unused token has the full budget).

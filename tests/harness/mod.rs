@@ -3,6 +3,10 @@
 //! process. Helpers read as the "given" and "then" of each test. Not used by unit tests.
 #![allow(dead_code)]
 
+mod runs;
+#[allow(unused_imports)]
+pub use runs::*;
+
 use std::path::PathBuf;
 use std::process::Output;
 

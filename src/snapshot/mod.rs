@@ -1,7 +1,9 @@
 //! What one read of GitHub saw: the open (and recently closed) issues that matter to Claims with
 //! their ownership as the record protocol reads it, and the hosts' reports from the registry
-//! issue. `plan` decides from this alone; the view renders it. Reading it is in `snapshot/read`
-//! (IO); these types hold no IO.
+//! issue. `plan` decides from this alone; the view renders it. Reading it is `read.rs` (IO);
+//! the types here hold no IO.
+
+pub mod read;
 
 use chrono::{DateTime, Utc};
 

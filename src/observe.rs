@@ -1,0 +1,129 @@
+//! `observe`: this host's view of its own Claims. For every active Claim naming this host (on
+//! GitHub, or in the local state folder) it judges the owner from this machine's process table
+//! and boot id, and writes the verdicts into this host's report on the registry issue, editing
+//! the report only when its content changed. It ends no Claim: reconcile does, on this evidence.
+
+use anyhow::Context as _;
+
+use crate::claim::post_record;
+use crate::context::Ctx;
+use crate::host::liveness::judge;
+use crate::host::table::ProcessTable;
+use crate::host::{LocalClaim, LocalStatus};
+use crate::record::{ClaimRecord, ClaimState, ClaimVerdict, HostReport, Kind};
+use crate::snapshot::Snapshot;
+
+/// What an observe pass saw and did.
+#[derive(Clone, Debug)]
+pub struct Observed {
+    pub report: HostReport,
+    pub registry_issue: u64,
+    pub report_written: bool,
+}
+
+/// Observes this host's Claims and writes its report; returns what it found.
+pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
+    let local = active_local(ctx);
+    let extra: Vec<u64> = local.iter().map(|c| c.record.issue).collect();
+    let snapshot = crate::snapshot::read::read(ctx, &extra).await?;
+    let claims = claims_to_judge(ctx, &snapshot, &local)?;
+    let table = ProcessTable::read().context("reading this host's process table")?;
+    let boot_id = crate::host::identity::boot_id().unwrap_or_default();
+    let mut verdicts: Vec<ClaimVerdict> = claims
+        .iter()
+        .map(|c| ClaimVerdict {
+            claim_id: c.claim_id.clone(),
+            issue: c.issue,
+            verdict: judge(c, &boot_id, &table),
+        })
+        .collect();
+    verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
+    let report = HostReport {
+        host: ctx.host.host.clone(),
+        machine_id: ctx.host.machine_id.clone(),
+        boot_id: ctx.host.boot_id.clone(),
+        claims: verdicts,
+    };
+    let (registry_issue, report_written) = write_report(ctx, &snapshot, &report).await?;
+    Ok(Observed {
+        report,
+        registry_issue,
+        report_written,
+    })
+}
+
+/// Local Claims that may still be active.
+fn active_local(ctx: &Ctx) -> Vec<LocalClaim> {
+    let repo = ctx.client.repo().to_string();
+    ctx.state
+        .all()
+        .into_iter()
+        .filter(|c| c.repo == repo)
+        .filter(|c| matches!(c.status, LocalStatus::Active | LocalStatus::Posting))
+        .collect()
+}
+
+/// The active claims naming this host (GitHub's copy wins over the local one); local records
+/// whose claim GitHub shows ended are marked ended.
+fn claims_to_judge(
+    ctx: &Ctx,
+    snapshot: &Snapshot,
+    local: &[LocalClaim],
+) -> anyhow::Result<Vec<ClaimRecord>> {
+    let mut claims: Vec<ClaimRecord> = snapshot
+        .issues
+        .iter()
+        .flat_map(|i| i.ownership.active())
+        .filter(|c| c.record.host == ctx.host.host && c.record.machine_id == ctx.host.machine_id)
+        .map(|c| c.record.clone())
+        .collect();
+    for l in local {
+        let id = &l.record.claim_id;
+        let state = snapshot
+            .issue(l.record.issue)
+            .map(|i| i.ownership.state(id));
+        match state {
+            Some(ClaimState::Ended { .. }) => {
+                ctx.state.update(id, |c| c.status = LocalStatus::Ended)?;
+            }
+            Some(ClaimState::Owner(_)) | Some(ClaimState::Superseded { .. }) => {}
+            // Not on GitHub (never posted, or not visible yet): nothing to report.
+            _ => {}
+        }
+    }
+    claims.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
+    claims.dedup_by(|a, b| a.claim_id == b.claim_id);
+    Ok(claims)
+}
+
+/// Writes the report if it differs from the one on GitHub; returns (registry issue, written).
+async fn write_report(
+    ctx: &Ctx,
+    snapshot: &Snapshot,
+    report: &HostReport,
+) -> anyhow::Result<(u64, bool)> {
+    let registry = match snapshot.registry_issue {
+        Some(n) => n,
+        None => crate::registry::find_or_create(ctx).await?,
+    };
+    let existing = snapshot.report_for(&report.host);
+    if existing.is_some_and(|e| &e.report == report) {
+        return Ok((registry, false));
+    }
+    let body = report.to_comment();
+    match existing {
+        Some(e) => {
+            ctx.client
+                .update_comment(e.comment_id, &body)
+                .await
+                .context("editing this host's report")?;
+        }
+        None => {
+            post_record(ctx, registry, &report.host, Kind::HostReport, &body)
+                .await
+                .context("posting this host's report")?;
+        }
+    }
+    tracing::info!(host = %report.host, claims = report.claims.len(), "host report written");
+    Ok((registry, true))
+}

@@ -1,0 +1,95 @@
+//! The IO shell of reconcile: performs a plan's actions in order, issue by issue. An end record
+//! is posted only if none for its claim exists yet, and when two passes raced to post one, the
+//! later copy is deleted by its own writer; labels are added and removed one at a time. A failed
+//! action stops the rest of its issue (never labels without their end record) and the pass goes
+//! on with the next issue; the next pass finishes what is left.
+
+use crate::claim::{find_end, post_record};
+use crate::context::Ctx;
+use crate::record::Kind;
+
+use super::plan::Action;
+
+/// What a pass wrote, and what failed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    pub ends_posted: usize,
+    pub labels_changed: usize,
+    pub comments_deleted: usize,
+    pub errors: Vec<String>,
+}
+
+/// Applies `actions` (in plan order).
+pub async fn apply(ctx: &Ctx, actions: &[Action]) -> Applied {
+    let mut applied = Applied::default();
+    let mut failed_issue: Option<u64> = None;
+    for action in actions {
+        let issue = issue_of(action);
+        if failed_issue == Some(issue) {
+            continue;
+        }
+        if let Err(e) = apply_one(ctx, action, &mut applied).await {
+            tracing::warn!(issue, "reconcile action failed: {e:#}");
+            applied.errors.push(format!("#{issue}: {e:#}"));
+            failed_issue = Some(issue);
+        }
+    }
+    applied
+}
+
+fn issue_of(action: &Action) -> u64 {
+    match action {
+        Action::PostEnd { issue, .. }
+        | Action::AddLabel { issue, .. }
+        | Action::RemoveLabel { issue, .. }
+        | Action::DeleteComment { issue, .. } => *issue,
+    }
+}
+
+async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow::Result<()> {
+    match action {
+        Action::PostEnd { issue, end } => {
+            let comments = ctx.client.list_issue_comments(*issue).await?;
+            if find_end(ctx, &comments, &end.claim_id).is_some() {
+                return Ok(());
+            }
+            let posted =
+                post_record(ctx, *issue, &end.claim_id, Kind::End, &end.to_comment()).await?;
+            applied.ends_posted += 1;
+            drop_if_second(ctx, *issue, &end.claim_id, posted.id).await?;
+        }
+        Action::AddLabel { issue, label } => {
+            ctx.client.add_label(*issue, label).await?;
+            applied.labels_changed += 1;
+        }
+        Action::RemoveLabel { issue, label } => {
+            ctx.client.remove_label(*issue, label).await?;
+            applied.labels_changed += 1;
+        }
+        Action::DeleteComment {
+            comment_id, reason, ..
+        } => {
+            tracing::info!(comment = comment_id, "deleting: {reason}");
+            ctx.client.delete_comment(*comment_id).await?;
+            applied.comments_deleted += 1;
+        }
+    }
+    Ok(())
+}
+
+/// After posting an end record: if another pass posted one for the same claim first, delete ours
+/// so exactly one remains.
+async fn drop_if_second(ctx: &Ctx, issue: u64, claim_id: &str, ours: u64) -> anyhow::Result<()> {
+    let comments = ctx.client.list_issue_comments(issue).await?;
+    if let Some(first) = find_end(ctx, &comments, claim_id) {
+        if first.id < ours {
+            tracing::info!(
+                issue,
+                claim = claim_id,
+                "another pass ended it first; removing our copy"
+            );
+            ctx.client.delete_comment(ours).await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! The registry issue: one issue per repository that holds each host's report as a comment (and,
+//! later, the live view in its body). It is found again by its label and hidden marker, written by
+//! a trusted identity; `config.registry_issue` pins it. When two hosts create it at the same
+//! moment, the lowest number wins and the other closes its own, so there is never more than one
+//! in use. It holds no decisions about Claims.
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use crate::context::Ctx;
+use crate::github::Issue;
+use crate::record::{decode, encode, Decoded, Kind, Record};
+
+/// The label that lets hosts find the registry issue without reading every issue.
+pub const REGISTRY_LABEL: &str = "thirdshift-registry";
+
+/// Whether `issue` is a registry issue written by someone we trust.
+fn is_registry(ctx: &Ctx, issue: &Issue) -> bool {
+    let author = issue.user.as_ref().map(|u| u.login.as_str()).unwrap_or("");
+    let marked = matches!(
+        decode(issue.body.as_deref().unwrap_or("")),
+        Decoded::Record(Record::Other {
+            kind: Kind::View,
+            ..
+        })
+    );
+    marked && ctx.trust.is_trusted(author)
+}
+
+/// The registry issue's number, if there is one (never creates it).
+pub async fn find(ctx: &Ctx) -> anyhow::Result<Option<u64>> {
+    if let Some(n) = ctx.config.registry_issue {
+        return Ok(Some(n));
+    }
+    let issues = ctx
+        .client
+        .list_issues("open", Some(REGISTRY_LABEL))
+        .await
+        .context("looking for the registry issue")?;
+    Ok(issues
+        .iter()
+        .filter(|i| is_registry(ctx, i))
+        .map(|i| i.number)
+        .min())
+}
+
+/// The registry issue's number, created on first use.
+pub async fn find_or_create(ctx: &Ctx) -> anyhow::Result<u64> {
+    if let Some(n) = find(ctx).await? {
+        return Ok(n);
+    }
+    let body = format!(
+        "{}\n\n{}",
+        crate::text::registry_body(),
+        encode(Kind::View, &json!({ "registry": true }))
+    );
+    let created = match ctx
+        .client
+        .create_issue(crate::text::REGISTRY_TITLE, &body, &[REGISTRY_LABEL])
+        .await
+    {
+        Ok(issue) => Some(issue.number),
+        Err(e) if e.is_uncertain() => None,
+        Err(e) => return Err(e).context("creating the registry issue"),
+    };
+    let winner = find(ctx)
+        .await?
+        .context("the registry issue was created but cannot be found again")?;
+    if let Some(mine) = created.filter(|n| *n != winner) {
+        tracing::info!(
+            mine,
+            winner,
+            "another host created the registry first; closing ours"
+        );
+        ctx.client.close_issue(mine).await?;
+    }
+    Ok(winner)
+}

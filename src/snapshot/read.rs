@@ -1,0 +1,94 @@
+//! One read of GitHub into a `Snapshot`: the registry issue's host reports (trusted authors only,
+//! the first per host), then every issue that has `in-progress` (open or closed), is named in a
+//! host report, or is named by the caller (this host's local records), with its comments read into
+//! the ownership rule. It decides nothing.
+
+use std::collections::BTreeSet;
+
+use crate::context::Ctx;
+use crate::github::{Comment, Issue};
+use crate::record::{decode, Decoded, Record};
+
+use super::{IssueSnapshot, ReportView, Snapshot};
+
+/// Reads the snapshot; `extra` names issues to include whatever their labels.
+pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
+    let registry_issue = crate::registry::find(ctx).await?;
+    let mut snapshot = Snapshot {
+        registry_issue,
+        ..Snapshot::default()
+    };
+    if let Some(n) = registry_issue {
+        let comments = ctx.client.list_issue_comments(n).await?;
+        (snapshot.reports, snapshot.duplicate_reports) = reports(ctx, &comments);
+    }
+    let labelled = ctx
+        .client
+        .list_issues("all", Some(&ctx.config.labels.in_progress))
+        .await?;
+    let mut wanted: BTreeSet<u64> = extra.iter().copied().collect();
+    for r in &snapshot.reports {
+        wanted.extend(r.report.claims.iter().map(|c| c.issue));
+    }
+    wanted.extend(labelled.iter().map(|i| i.number));
+    if let Some(n) = registry_issue {
+        wanted.remove(&n);
+    }
+    for n in wanted {
+        let issue = match labelled.iter().find(|i| i.number == n) {
+            Some(i) => i.clone(),
+            None => match ctx.client.get_issue(n).await {
+                Ok(i) => i,
+                Err(e) if e.status() == Some(404) || e.status() == Some(410) => continue,
+                Err(e) => return Err(e.into()),
+            },
+        };
+        snapshot.issues.push(issue_snapshot(ctx, issue).await?);
+    }
+    Ok(snapshot)
+}
+
+async fn issue_snapshot(ctx: &Ctx, issue: Issue) -> anyhow::Result<IssueSnapshot> {
+    let comments = ctx.client.list_issue_comments(issue.number).await?;
+    let ownership = crate::claim::ownership(ctx, issue.number, &comments);
+    Ok(IssueSnapshot {
+        number: issue.number,
+        open: issue.is_open(),
+        labels: issue.labels.iter().map(|l| l.name.clone()).collect(),
+        html_url: issue.html_url.clone(),
+        title: issue.title,
+        ownership,
+    })
+}
+
+/// The first trusted report of each host, and the comment ids of later duplicates.
+fn reports(ctx: &Ctx, comments: &[Comment]) -> (Vec<ReportView>, Vec<u64>) {
+    let mut firsts: Vec<ReportView> = Vec::new();
+    let mut duplicates = Vec::new();
+    let mut sorted: Vec<&Comment> = comments.iter().collect();
+    sorted.sort_by_key(|c| c.id);
+    for c in sorted {
+        let Decoded::Record(Record::HostReport(report)) = decode(c.text()) else {
+            continue;
+        };
+        if !ctx.trust.is_trusted(c.author()) {
+            tracing::warn!(
+                comment = c.id,
+                author = c.author(),
+                "host report from an untrusted author, ignored"
+            );
+            continue;
+        }
+        if firsts.iter().any(|r| r.report.host == report.host) {
+            duplicates.push(c.id);
+            continue;
+        }
+        firsts.push(ReportView {
+            comment_id: c.id,
+            author: c.author().to_string(),
+            updated_at: c.updated_at,
+            report,
+        });
+    }
+    (firsts, duplicates)
+}

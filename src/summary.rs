@@ -1,0 +1,65 @@
+//! What `observe` and `reconcile` print on the terminal (stdout): a few lines a person reads after
+//! a pass. Text posted to GitHub lives in `text.rs`, not here.
+
+use std::fmt::Write as _;
+
+use crate::reconcile::apply::Applied;
+use crate::reconcile::{Health, Plan};
+use crate::record::{HostReport, Verdict};
+
+/// `observe`'s lines: the verdict on each Claim of this host and whether the report changed.
+pub fn observed(report: &HostReport, written: bool) -> String {
+    let mut out = format!(
+        "observe {}: {} claim(s); report {}\n",
+        report.host,
+        report.claims.len(),
+        if written { "written" } else { "unchanged" }
+    );
+    for c in &report.claims {
+        let detail = match &c.verdict {
+            Verdict::Alive => String::new(),
+            Verdict::Dead { reason, evidence } => format!(" ({}): {evidence}", reason.as_str()),
+            Verdict::WritersAlive { evidence, .. } => format!(": {evidence}"),
+        };
+        let _ = writeln!(
+            out,
+            "  #{} {} {}{detail}",
+            c.issue,
+            c.claim_id,
+            c.verdict.label()
+        );
+    }
+    out
+}
+
+/// `reconcile`'s lines: each finding, then what was written.
+pub fn pass(plan: &Plan, applied: &Applied) -> String {
+    let mut out = String::new();
+    for f in &plan.findings {
+        let _ = writeln!(out, "  #{} {}: {}", f.issue, health(&f.health), f.note);
+    }
+    let _ = writeln!(
+        out,
+        "reconcile: {} end record(s) posted, {} label change(s), {} duplicate(s) removed, {} error(s)",
+        applied.ends_posted,
+        applied.labels_changed,
+        applied.comments_deleted,
+        applied.errors.len()
+    );
+    out
+}
+
+/// The health of a finding in a word or two.
+pub fn health(h: &Health) -> &'static str {
+    match h {
+        Health::Alive => "alive",
+        Health::WritersAlive { .. } => "writers alive",
+        Health::AwaitingHost => "awaiting host",
+        Health::HostMismatch => "host mismatch",
+        Health::Superseded => "superseded",
+        Health::Unowned => "unowned",
+        Health::Recovered => "recovered",
+        Health::Swept => "swept",
+        Health::LabelsFinished => "labels finished",
+    }
+}

@@ -1,0 +1,139 @@
+//! Runs and passes for the recovery tests: a real Run started by the binary and killed with real
+//! signals, claim records as a host's Run would have posted them, and `observe --reconcile`.
+
+use std::time::Duration;
+
+use thirdshift_reconciler::host::process::{session_members, signal_session};
+use thirdshift_reconciler::host::{HostIdentity, ProcessIdentity};
+use thirdshift_reconciler::record::{ClaimRecord, EndRecord, Record, RunKind};
+
+use super::*;
+
+/// A Run started by the real binary, once its command runs in its own session.
+pub struct LiveRun {
+    pub child: tokio::process::Child,
+    pub claim_id: String,
+    pub sid: u32,
+}
+
+impl LiveRun {
+    /// kill -9 of the Run and of its command's whole session; reaps the Run.
+    pub async fn kill_all(mut self) {
+        // The Run first, so it cannot see its command die and end the Claim itself.
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+        signal_session(self.sid, libc::SIGKILL);
+        for _ in 0..100 {
+            if session_members(self.sid).is_empty() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// kill -9 of the Run process only; its command's session lives on.
+    pub async fn kill_run_only(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+/// Starts `run` on `host` for `issue` with `script`, and waits until its claim records the
+/// command's session.
+pub async fn start_run(world: &World, host: &str, issue: u64, script: &str) -> LiveRun {
+    let child = world
+        .cli(host)
+        .args([
+            "run",
+            "--issue",
+            &issue.to_string(),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .spawn()
+        .expect("run starts");
+    for _ in 0..500 {
+        if let Some(owner) = world.ownership(issue).owner {
+            if let Some(sid) = owner.record.session_id {
+                return LiveRun {
+                    child,
+                    claim_id: owner.record.claim_id,
+                    sid,
+                };
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the Run on #{issue} never recorded its session");
+}
+
+pub fn ends(world: &World, issue: u64) -> Vec<EndRecord> {
+    world
+        .records(issue)
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::End(e) => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Writes (anything but GET) the emulator received since the log was cleared.
+pub fn writes(world: &World) -> Vec<String> {
+    world
+        .sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
+}
+
+pub async fn observe_reconcile(world: &World, host: &str) -> std::process::Output {
+    let out = world.exec(host, &["observe", "--reconcile"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "pass on {host}: {}",
+        stderr(&out)
+    );
+    out
+}
+
+/// A claim record as a Run of `host` on this machine would have written it, posted by the bot.
+pub fn posted_claim(
+    world: &World,
+    issue: u64,
+    host: &str,
+    owner: ProcessIdentity,
+    boot: &str,
+) -> String {
+    let id = HostIdentity::detect(Some(host));
+    let now = chrono::Utc::now();
+    let claim = ClaimRecord {
+        claim_id: format!("c-{issue:016x}"),
+        issue,
+        host: host.into(),
+        machine_id: id.machine_id,
+        boot_id: boot.into(),
+        pid: owner.pid,
+        start_ticks: owner.start_ticks,
+        session_id: None,
+        kind: RunKind::Ticket,
+        harness: None,
+        model: None,
+        agent_session: None,
+        branch: None,
+        worktree: None,
+        logs: vec![],
+        stage: "running".into(),
+        stage_since: now,
+        claimed_at: now,
+        removed_ready: true,
+    };
+    world.sim.add_comment(issue, BOT, &claim.to_comment());
+    world.sim.set_labels(issue, &[IN_PROGRESS]);
+    claim.claim_id
+}

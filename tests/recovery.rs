@@ -1,0 +1,151 @@
+//! Crash recovery with real processes, real signals and real HTTP: a Run killed outright is
+//! proven dead by its own host (`observe`) and its Claim ended by `reconcile`, on evidence only;
+//! live Runs and silent hosts are never touched; concurrent or interrupted passes converge.
+
+mod harness;
+
+use std::time::Duration;
+
+use harness::*;
+use thirdshift_reconciler::host::{HostIdentity, ProcessIdentity};
+use thirdshift_reconciler::record::Outcome;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_run_is_ended_in_one_pass_and_later_passes_write_nothing() {
+    let world = World::new().await;
+    // Given a Run whose command runs, killed with SIGKILL together with its whole session
+    let issue = world.ready_issue("killed");
+    let run = start_run(&world, "h1", issue, "sleep 300").await;
+    let claim_id = run.claim_id.clone();
+    run.kill_all().await;
+    // When its host runs one observe --reconcile pass
+    let out = observe_reconcile(&world, "h1").await;
+    // Then the Claim is ended once, with the evidence, and the issue is Ready again
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1, "{}", stdout(&out));
+    assert_eq!(ends[0].claim_id, claim_id);
+    assert_eq!(ends[0].outcome, Outcome::Recovered);
+    assert!(ends[0].reason.contains("PID gone"), "{}", ends[0].reason);
+    let labels = world.labels(issue);
+    assert!(!labels.contains(&IN_PROGRESS.to_string()), "{labels:?}");
+    assert!(
+        labels.contains(&READY.to_string()),
+        "nothing was started: {labels:?}"
+    );
+    // And a second and a third pass write nothing at all
+    world.sim.clear_requests();
+    observe_reconcile(&world, "h1").await;
+    observe_reconcile(&world, "h1").await;
+    assert_eq!(writes(&world), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_run_that_started_work_is_handed_to_people() {
+    let world = World::new().await;
+    let issue = world.ready_issue("half done then killed");
+    let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
+    // Given a Run that reported a stage and was then killed outright
+    let script = format!("'{bin}' stage implementing && sleep 300");
+    let run = start_run(&world, "h1", issue, &script).await;
+    for _ in 0..200 {
+        if world.ownership(issue).owner.unwrap().record.stage == "implementing" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    run.kill_all().await;
+    // When its host passes
+    observe_reconcile(&world, "h1").await;
+    // Then the issue goes to people, not back to the queue
+    let labels = world.labels(issue);
+    assert!(
+        labels.contains(&"ready-for-human".to_string()),
+        "{labels:?}"
+    );
+    assert!(!labels.contains(&READY.to_string()) && !labels.contains(&IN_PROGRESS.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reused_pid_and_other_boot_are_proven_dead() {
+    let world = World::new().await;
+    let boot = HostIdentity::detect(None).boot_id;
+    // Given a live process whose PID a claim names, but with another start time
+    let mut other = tokio::process::Command::new("sleep")
+        .arg("300")
+        .spawn()
+        .unwrap();
+    let live = ProcessIdentity::of(other.id().unwrap()).unwrap();
+    let reused = world.ready_issue("pid reused");
+    let stale = ProcessIdentity {
+        pid: live.pid,
+        start_ticks: live.start_ticks + 1,
+    };
+    posted_claim(&world, reused, "h1", stale, &boot);
+    // And a claim from an earlier boot of this host, naming a PID that is alive now
+    let rebooted = world.ready_issue("rebooted");
+    posted_claim(&world, rebooted, "h1", live, "00000000-earlier-boot");
+    // When the host passes
+    observe_reconcile(&world, "h1").await;
+    // Then both are dead, each with its reason, and the live process was not touched
+    let reused_end = &ends(&world, reused)[0];
+    assert!(
+        reused_end.reason.contains("PID reused"),
+        "{}",
+        reused_end.reason
+    );
+    let reboot_end = &ends(&world, rebooted)[0];
+    assert!(
+        reboot_end.reason.contains("rebooted"),
+        "{}",
+        reboot_end.reason
+    );
+    assert!(
+        other.try_wait().unwrap().is_none(),
+        "the unrelated process still runs"
+    );
+    other.kill().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_killed_while_its_command_writes_is_not_ended_until_the_writer_exits() {
+    let world = World::new().await;
+    let issue = world.ready_issue("writers");
+    // Given a Run killed with SIGKILL while its command (in its own session) keeps running
+    let mut run = start_run(&world, "h1", issue, "sleep 300").await;
+    run.kill_run_only().await;
+    // When its host passes
+    let out = observe_reconcile(&world, "h1").await;
+    // Then the Claim is not ended: writers are alive
+    assert!(ends(&world, issue).is_empty(), "{}", stdout(&out));
+    assert!(stdout(&out).contains("writers alive"), "{}", stdout(&out));
+    assert!(world.labels(issue).contains(&IN_PROGRESS.to_string()));
+    // When the writer exits and the host passes again
+    run.kill_all().await;
+    observe_reconcile(&world, "h1").await;
+    // Then the Claim is ended
+    assert_eq!(ends(&world, issue).len(), 1);
+    assert_eq!(ends(&world, issue)[0].outcome, Outcome::Recovered);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_that_never_reports_keeps_its_claims_awaiting_host() {
+    let world = World::new().await;
+    // Given a claim by a host that has never reported (its PID is meaningless here)
+    let issue = world.ready_issue("silent host");
+    let boot = HostIdentity::detect(None).boot_id;
+    let nobody = ProcessIdentity {
+        pid: u32::MAX - 7,
+        start_ticks: 1,
+    };
+    posted_claim(&world, issue, "ghost", nobody, &boot);
+    // When other hosts and reconcile pass many times
+    for _ in 0..20 {
+        let out = world.exec("h1", &["reconcile"]).await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(stdout(&out).contains("awaiting host"), "{}", stdout(&out));
+    }
+    observe_reconcile(&world, "h2").await;
+    // Then the claim is still active
+    assert!(ends(&world, issue).is_empty());
+    assert!(world.ownership(issue).owner.is_some());
+}

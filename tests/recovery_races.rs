@@ -1,0 +1,157 @@
+//! Recovery under churn and races: live Runs on two simulated hosts are never ended while other
+//! Runs are killed around them, and passes that run at once or die half-way converge on the
+//! state one clean pass leaves, with exactly one end record per Claim.
+
+mod harness;
+
+use std::time::Duration;
+
+use harness::*;
+use thirdshift_reconciler::record::Outcome;
+
+const LABELS_ADD: (&str, &str) = ("POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels");
+const LABELS_DEL: (&str, &str) = (
+    "DELETE",
+    "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}",
+);
+
+/// A small deterministic generator, so a failing run can be replayed.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_runs_on_two_hosts_survive_fifty_passes_of_random_kills() {
+    let world = World::new().await;
+    // Given a live Run on h1 and one on h2
+    let a = world.ready_issue("live on h1");
+    let b = world.ready_issue("live on h2");
+    let live_a = start_run(&world, "h1", a, "sleep 600").await;
+    let live_b = start_run(&world, "h2", b, "sleep 600").await;
+    let mut rng = Lcg(7);
+    let mut killed = Vec::new();
+    for pass in 0..50 {
+        // When, between passes, other Runs on either host are started and killed outright
+        if rng.next(2) == 0 {
+            let host = if rng.next(2) == 0 { "h1" } else { "h2" };
+            let issue = world.ready_issue(&format!("victim {pass}"));
+            let victim = start_run(&world, host, issue, "sleep 600").await;
+            victim.kill_all().await;
+            killed.push(issue);
+        }
+        let host = if rng.next(2) == 0 { "h1" } else { "h2" };
+        observe_reconcile(&world, host).await;
+        // Then the live Runs' Claims are never ended
+        for (issue, run) in [(a, &live_a), (b, &live_b)] {
+            assert!(
+                ends(&world, issue).is_empty(),
+                "pass {pass}: live Run on #{issue} ended"
+            );
+            let owner = world.ownership(issue).owner.expect("still owned");
+            assert_eq!(owner.record.claim_id, run.claim_id);
+            assert!(world.labels(issue).contains(&IN_PROGRESS.to_string()));
+        }
+    }
+    // And every killed Run was recovered once both hosts passed
+    observe_reconcile(&world, "h1").await;
+    observe_reconcile(&world, "h2").await;
+    assert!(
+        killed.len() >= 10,
+        "enough kills happened: {}",
+        killed.len()
+    );
+    for issue in &killed {
+        let e = ends(&world, *issue);
+        assert_eq!(e.len(), 1, "#{issue}");
+        assert_eq!(e[0].outcome, Outcome::Recovered);
+    }
+    live_a.kill_all().await;
+    live_b.kill_all().await;
+}
+
+/// Given a killed Run whose host has reported it dead, but no reconcile yet.
+async fn dead_and_reported(world: &World, title: &str) -> u64 {
+    let issue = world.ready_issue(title);
+    start_run(world, "h1", issue, "sleep 600")
+        .await
+        .kill_all()
+        .await;
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    issue
+}
+
+/// The state one clean pass leaves: one recovered end record, Ready again, not in progress.
+fn assert_clean_end(world: &World, issue: u64) {
+    let e = ends(world, issue);
+    assert_eq!(e.len(), 1, "exactly one end record on #{issue}");
+    assert_eq!(e[0].outcome, Outcome::Recovered);
+    let labels = world.labels(issue);
+    assert!(labels.contains(&READY.to_string()), "{labels:?}");
+    assert!(!labels.contains(&IN_PROGRESS.to_string()), "{labels:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_reconciles_at_once_leave_one_end_record() {
+    let world = World::new().await;
+    let issue = dead_and_reported(&world, "raced").await;
+    // When two reconcile processes start at the same moment, five times over on fresh deaths
+    let mut issues = vec![issue];
+    for round in 1..5 {
+        issues.push(dead_and_reported(&world, &format!("raced {round}")).await);
+    }
+    let first = world.cli("r1").arg("reconcile").output();
+    let second = world.cli("r2").arg("reconcile").output();
+    let (x, y) = tokio::join!(first, second);
+    assert_eq!(x.unwrap().status.code(), Some(0));
+    assert_eq!(y.unwrap().status.code(), Some(0));
+    // And one more pass runs
+    let out = world.exec("r1", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then every issue is as one clean pass leaves it
+    for issue in issues {
+        assert_clean_end(&world, issue);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_killed_between_end_record_and_labels_is_finished_by_the_next_pass() {
+    let world = World::new().await;
+    let issue = dead_and_reported(&world, "interrupted pass").await;
+    // Given GitHub holding label writes, so a pass stops after its end record
+    world.sim.stall(LABELS_ADD.0, LABELS_ADD.1);
+    world.sim.stall(LABELS_DEL.0, LABELS_DEL.1);
+    let mut pass = world.cli("r1").arg("reconcile").spawn().unwrap();
+    for _ in 0..500 {
+        if world.sim.stalled() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        ends(&world, issue).len(),
+        1,
+        "the end record was posted first"
+    );
+    // When that pass is killed with SIGKILL before its labels, and GitHub recovers
+    pass.kill().await.unwrap();
+    pass.wait().await.unwrap();
+    world.sim.release_stalls();
+    // Then the next pass finishes the labels, and writes no second end record
+    let out = world.exec("r2", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_clean_end(&world, issue);
+    // And a further pass writes nothing
+    world.sim.clear_requests();
+    let out = world.exec("r2", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(writes(&world), Vec::<String>::new());
+}
