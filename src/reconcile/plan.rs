@@ -19,9 +19,7 @@ use crate::policy::label_after;
 use crate::record::{ClaimView, DeathReason, EndRecord, EndView, Outcome, ProblemKind, Verdict};
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
-mod notes;
-
-use notes::{
+use crate::text::reasons::{
     duplicate_end_reason, duplicate_report_reason, finished_note, recovered_reason,
     superseded_reason, swept_reason, unowned_note,
 };

@@ -1,0 +1,82 @@
+//! The sentences a reconcile pass writes into end records, findings and deletions, kept apart
+//! from the decisions so `plan.rs` reads as rules, and beside the rest of the bot's text. One
+//! sentence each, naming the evidence; no decisions and no IO here.
+
+use crate::record::{ClaimView, DeathReason, EndRecord};
+
+pub fn recovered_reason(host: &str, claim_id: &str, reason: DeathReason, evidence: &str) -> String {
+    format!(
+        "host {host} reports the Run of claim {claim_id} dead ({}): {evidence}",
+        reason.as_str()
+    )
+}
+
+pub fn superseded_reason(issue: u64, claim: &ClaimView, owner: &ClaimView) -> String {
+    format!(
+        "claim {} (comment {}) was taken while claim {} (comment {}) owned issue #{issue}: \
+         superseded",
+        claim.record.claim_id, claim.comment_id, owner.record.claim_id, owner.comment_id
+    )
+}
+
+pub fn swept_reason(issue: u64, claim_id: &str) -> String {
+    format!("issue #{issue} was closed while claim {claim_id} was still active: swept")
+}
+
+pub fn unowned_note(issue: u64, in_progress: &str) -> String {
+    format!(
+        "issue #{issue} carries {in_progress} but no active claim and no end record stating its \
+         labels: left for people"
+    )
+}
+
+pub fn finished_note(end: &EndRecord, list: &[String], in_progress: &str) -> String {
+    let labels = if list.is_empty() {
+        "no thirdshift label".to_string()
+    } else {
+        list.join(", ")
+    };
+    format!(
+        "claim {} ended {} but its labels were not all applied: now {labels}, without \
+         {in_progress}",
+        end.claim_id, end.outcome
+    )
+}
+
+pub fn duplicate_end_reason(claim_id: &str, first_comment_id: u64) -> String {
+    format!("a later end record for claim {claim_id}; comment {first_comment_id} ended it first")
+}
+
+pub fn duplicate_report_reason() -> String {
+    "a later copy of a host's report; the first one counts".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Outcome, RawComment, Trust};
+
+    #[test]
+    fn every_reconcile_sentence() {
+        let claim = crate::record::claim::tests::sample_claim();
+        let raw = RawComment {
+            id: 5_000_000_007,
+            author: "bot".into(),
+            body: claim.to_comment(),
+        };
+        let own = crate::record::Ownership::of(claim.issue, &[raw], &Trust::new(["bot"]));
+        let view = own.owner.expect("owner");
+        let end = crate::record::end::tests::sample_end(Outcome::Recovered);
+        let all = [
+            recovered_reason("build-01", "c-1", DeathReason::PidGone, "pid 42 is gone"),
+            superseded_reason(7, &view, &view),
+            swept_reason(7, "c-1"),
+            unowned_note(7, "in-progress"),
+            finished_note(&end, &["ready-for-agent".to_string()], "in-progress"),
+            finished_note(&end, &[], "in-progress"),
+            duplicate_end_reason("c-1", 5_000_000_009),
+            duplicate_report_reason(),
+        ];
+        insta::assert_snapshot!(all.join("\n"));
+    }
+}
