@@ -99,9 +99,9 @@ pub struct EndRecord {
     /// The id of the claim comment ended, when the ender knew it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim_comment_id: Option<u64>,
-    /// The managed labels (ready / in-progress / hand-off, as configured) the ender intends the
-    /// issue to carry once the end is applied: each one listed present, each one not listed
-    /// absent; other labels are never touched. `None`: the ender stated no intent.
+    /// The labels the ender adds when it owned the issue's labels (`in-progress` is always
+    /// removed; no other label is touched). `None`: the Claim did not own the labels
+    /// (withdrawn, superseded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels_after: Option<Vec<String>>,
     pub ended_at: DateTime<Utc>,
