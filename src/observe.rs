@@ -106,7 +106,7 @@ async fn write_report(
         Some(n) => n,
         None => crate::registry::find_or_create(ctx).await?,
     };
-    let existing = snapshot.report_for(&report.host);
+    let existing = snapshot.report_of(&report.host, &report.machine_id);
     if existing.is_some_and(|e| &e.report == report) {
         return Ok((registry, false));
     }

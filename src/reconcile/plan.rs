@@ -273,15 +273,15 @@ impl Cx<'_> {
     /// The verdict of the Claim's own host (same host name and machine id), if any.
     fn evidence(&self, owner: &ClaimView) -> Evidence<'_> {
         let claim = &owner.record;
-        let Some(view) = self.snapshot.report_for(&claim.host) else {
-            return Evidence::Missing;
+        let Some(view) = self.snapshot.report_of(&claim.host, &claim.machine_id) else {
+            return match self.snapshot.report_for(&claim.host) {
+                None => Evidence::Missing,
+                Some(other) => Evidence::OtherMachine {
+                    machine_id: &other.report.machine_id,
+                },
+            };
         };
         let report = &view.report;
-        if report.machine_id != claim.machine_id {
-            return Evidence::OtherMachine {
-                machine_id: &report.machine_id,
-            };
-        }
         report
             .claims
             .iter()

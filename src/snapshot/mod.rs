@@ -14,7 +14,7 @@ use crate::record::{HostReport, Ownership};
 pub struct Snapshot {
     /// Issues with `in-progress` or named in a host report, in number order.
     pub issues: Vec<IssueSnapshot>,
-    /// The first trusted report of each host on the registry issue.
+    /// The first trusted report of each host (name and machine id) on the registry issue.
     pub reports: Vec<ReportView>,
     /// The registry issue, if it exists yet.
     pub registry_issue: Option<u64>,
@@ -50,7 +50,14 @@ pub struct ReportView {
 }
 
 impl Snapshot {
-    /// The report of host `host`, if it ever reported.
+    /// The report of host `host` on machine `machine_id`, if it ever reported.
+    pub fn report_of(&self, host: &str, machine_id: &str) -> Option<&ReportView> {
+        self.reports
+            .iter()
+            .find(|r| r.report.host == host && r.report.machine_id == machine_id)
+    }
+
+    /// The first report under the name `host`, from whichever machine.
     pub fn report_for(&self, host: &str) -> Option<&ReportView> {
         self.reports.iter().find(|r| r.report.host == host)
     }

@@ -61,7 +61,7 @@ async fn issue_snapshot(ctx: &Ctx, issue: Issue) -> anyhow::Result<IssueSnapshot
     })
 }
 
-/// The first trusted report of each host, and the comment ids of later duplicates.
+/// The first trusted report of each host (name and machine), and the ids of later duplicates.
 fn reports(ctx: &Ctx, comments: &[Comment]) -> (Vec<ReportView>, Vec<u64>) {
     let mut firsts: Vec<ReportView> = Vec::new();
     let mut duplicates = Vec::new();
@@ -79,7 +79,10 @@ fn reports(ctx: &Ctx, comments: &[Comment]) -> (Vec<ReportView>, Vec<u64>) {
             );
             continue;
         }
-        if firsts.iter().any(|r| r.report.host == report.host) {
+        let same = |r: &ReportView| {
+            r.report.host == report.host && r.report.machine_id == report.machine_id
+        };
+        if firsts.iter().any(same) {
             duplicates.push(c.id);
             continue;
         }

@@ -447,6 +447,24 @@ fn report_from_another_machine_with_same_host_name_is_not_evidence() {
 }
 
 #[test]
+fn report_of_the_claims_machine_counts_when_another_machine_shares_the_host_name() {
+    // given two machines reporting under one host name, the claim's own machine saying it is dead
+    let c = claim(7, "c-a");
+    let other = HostReport {
+        machine_id: "9f9f9f9f".into(),
+        ..report(vec![])
+    };
+    let world = World::with(
+        vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
+        vec![other, report(vec![verdict(&c, dead())])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then the claim's own machine is the evidence: it is recovered
+    assert_eq!(healths(&plan), [(7, Some("c-a"), &Health::Recovered)]);
+}
+
+#[test]
 fn superseded_later_claim_is_ended_without_labels() {
     // given an owner its host reports alive and a later active claim on the same issue
     let (a, b) = (claim(7, "c-a"), claim(7, "c-b"));
