@@ -149,3 +149,39 @@ async fn host_that_never_reports_keeps_its_claims_awaiting_host() {
     assert!(ends(&world, issue).is_empty());
     assert!(world.ownership(issue).owner.is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registry_issue_is_created_once_when_two_hosts_start_together() {
+    let world = World::new().await;
+    // Given a repository without a registry issue
+    // When two hosts observe at the same moment, several times over
+    for _ in 0..3 {
+        let (x, y) = tokio::join!(
+            world.exec("h1", &["observe"]),
+            world.exec("h2", &["observe"])
+        );
+        assert_eq!(x.status.code(), Some(0), "{}", stderr(&x));
+        assert_eq!(y.status.code(), Some(0), "{}", stderr(&y));
+    }
+    // Then exactly one registry issue stays open, holding one report per host
+    let registries: Vec<u64> = (1..=10)
+        .filter_map(|n| world.sim.issue(n))
+        .filter(|i| i.state == "open" && i.labels.iter().any(|l| l == "thirdshift-registry"))
+        .map(|i| i.number)
+        .collect();
+    assert_eq!(registries.len(), 1, "{registries:?}");
+    let reports: Vec<String> = world
+        .sim
+        .comments(registries[0])
+        .into_iter()
+        .filter_map(|c| match thirdshift_reconciler::record::decode(&c.body) {
+            thirdshift_reconciler::record::Decoded::Record(
+                thirdshift_reconciler::record::Record::HostReport(r),
+            ) => Some(r.host),
+            _ => None,
+        })
+        .collect();
+    let mut sorted = reports.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["h1", "h2"], "one report per host: {reports:?}");
+}
