@@ -153,15 +153,31 @@ async fn host_that_never_reports_keeps_its_claims_awaiting_host() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registry_issue_is_created_once_when_two_hosts_start_together() {
     let world = World::new().await;
-    // Given a repository without a registry issue
-    // When two hosts observe at the same moment, several times over
-    for _ in 0..3 {
-        let (x, y) = tokio::join!(
-            world.exec("h1", &["observe"]),
-            world.exec("h2", &["observe"])
-        );
-        assert_eq!(x.status.code(), Some(0), "{}", stderr(&x));
-        assert_eq!(y.status.code(), Some(0), "{}", stderr(&y));
+    // Given a repository without a registry issue, and GitHub holding issue creation so both
+    // hosts decide to create it before either sees the other's
+    world.sim.stall("POST", "/repos/{owner}/{repo}/issues");
+    // When two hosts observe at the same moment
+    let (mut h1, mut h2) = (world.cli("h1"), world.cli("h2"));
+    let first = h1.arg("observe").output();
+    let second = h2.arg("observe").output();
+    let release = async {
+        for _ in 0..500 {
+            if world.sim.stalled() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(world.sim.stalled(), 2, "both hosts tried to create it");
+        world.sim.release_stalls();
+    };
+    let (x, y, ()) = tokio::join!(first, second, release);
+    let (x, y) = (x.unwrap(), y.unwrap());
+    assert_eq!(x.status.code(), Some(0), "{}", stderr(&x));
+    assert_eq!(y.status.code(), Some(0), "{}", stderr(&y));
+    // And they keep observing
+    for _ in 0..2 {
+        assert_eq!(world.exec("h1", &["observe"]).await.status.code(), Some(0));
+        assert_eq!(world.exec("h2", &["observe"]).await.status.code(), Some(0));
     }
     // Then exactly one registry issue stays open, holding one report per host
     let registries: Vec<u64> = (1..=10)
@@ -184,4 +200,12 @@ async fn registry_issue_is_created_once_when_two_hosts_start_together() {
     let mut sorted = reports.clone();
     sorted.sort();
     assert_eq!(sorted, ["h1", "h2"], "one report per host: {reports:?}");
+    let closed = (1..=10)
+        .filter_map(|n| world.sim.issue(n))
+        .filter(|i| i.state == "closed")
+        .count();
+    assert_eq!(
+        closed, 1,
+        "the second registry issue was closed by its creator"
+    );
 }
