@@ -195,6 +195,10 @@ pub fn end_record(record: &ClaimRecord, outcome: Outcome, actor: &str, reason: &
         signal: None,
         claim_comment_id: None,
         labels_after: None,
+        kept: None,
+        pull_request: None,
+        continuation: None,
+        resume: None,
         ended_at: Utc::now(),
     }
 }

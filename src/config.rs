@@ -19,6 +19,7 @@ pub struct Config {
     /// The issue whose body holds the live view and whose comments hold host reports.
     pub registry_issue: Option<u64>,
     pub run: RunConfig,
+    pub recovery: Recovery,
 }
 
 /// The label names thirdshift manages.
@@ -55,6 +56,36 @@ impl Default for RunConfig {
     fn default() -> RunConfig {
         RunConfig {
             kill_grace_secs: 10,
+        }
+    }
+}
+
+/// What happens to the issue of a Run proven dead.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnDead {
+    /// End it as a failed run: back to the queue if nothing was kept, else to people.
+    #[default]
+    Fail,
+    /// Re-queue it as a Continuation that resumes the agent session, up to
+    /// `max_continuations` times per issue; then as `fail`.
+    Continue,
+}
+
+/// The recovery policy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Recovery {
+    pub on_dead: OnDead,
+    /// Continuations per issue, counted from its end records.
+    pub max_continuations: u32,
+}
+
+impl Default for Recovery {
+    fn default() -> Recovery {
+        Recovery {
+            on_dead: OnDead::Fail,
+            max_continuations: 2,
         }
     }
 }
@@ -228,6 +259,21 @@ mod tests {
     }
 
     #[test]
+    fn recovery_policy_reads_continue_and_refuses_unknown_words() {
+        let c = parse("recovery:\n  on_dead: continue\n  max_continuations: 3\n").unwrap();
+        assert_eq!(c.recovery.on_dead, OnDead::Continue);
+        assert_eq!(c.recovery.max_continuations, 3);
+        assert_eq!(Config::default().recovery.on_dead, OnDead::Fail);
+        let err = parse("recovery:\n  on_dead: retry\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(".github/thirdshift.yml:2:") && err.contains("retry"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn empty_or_comment_only_file_gives_the_defaults() {
         for text in ["", "\n", "# nothing yet\n", "---\n"] {
             assert_eq!(parse(text).unwrap(), Config::default(), "{text:?}");
@@ -287,7 +333,7 @@ mod tests {
         assert_eq!(
             err,
             ".github/thirdshift.yml:3:1: unknown key `lables` \
-             (expected one of labels, trusted_authors, registry_issue, run)"
+             (expected one of labels, trusted_authors, registry_issue, run, recovery)"
         );
     }
 

@@ -35,6 +35,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
             claim_id: c.claim_id.clone(),
             issue: c.issue,
             verdict: judge(c, &boot_id, &table),
+            kept: None,
         })
         .collect();
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));

@@ -215,6 +215,10 @@ async fn stage_after_our_claim_was_ended_exits_4_and_says_why() {
         signal: None,
         claim_comment_id: Some(ours.comment_id),
         labels_after: None,
+        kept: None,
+        pull_request: None,
+        continuation: None,
+        resume: None,
         ended_at: chrono::Utc::now(),
     };
     world.sim.add_comment(issue, BOT, &end.to_comment());

@@ -376,6 +376,10 @@ impl Cx<'_> {
             signal: None,
             claim_comment_id: Some(claim.comment_id),
             labels_after: None,
+            kept: None,
+            pull_request: None,
+            continuation: None,
+            resume: None,
             ended_at: self.input.now,
         }
     }

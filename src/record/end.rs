@@ -104,7 +104,32 @@ pub struct EndRecord {
     /// (withdrawn, superseded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels_after: Option<Vec<String>>,
+    /// What the dead Run's host kept of its work (salvage), when it had a worktree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<super::Salvage>,
+    /// The Run's pull request, when one exists (any state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<u64>,
+    /// For outcome `continued`: what the next Run resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continuation: Option<Continuation>,
+    /// The command a person runs to resume the agent session, when the Harness allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
     pub ended_at: DateTime<Utc>,
+}
+
+/// What a Continuation hands to the next Run of the issue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Continuation {
+    /// 1 for the first Continuation of the issue, and so on.
+    pub number: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness: Option<String>,
 }
 
 impl EndRecord {
@@ -154,6 +179,10 @@ pub(crate) mod tests {
             signal: None,
             claim_comment_id: Some(5_000_000_001),
             labels_after: Some(vec!["ready-for-human".into()]),
+            kept: None,
+            pull_request: None,
+            continuation: None,
+            resume: None,
             ended_at: Utc.with_ymd_and_hms(2025, 3, 4, 6, 0, 0).unwrap(),
         }
     }
@@ -190,6 +219,10 @@ pub(crate) mod tests {
             signal: None,
             claim_comment_id: None,
             labels_after: None,
+            kept: None,
+            pull_request: None,
+            continuation: None,
+            resume: None,
             ..sample_end(Outcome::Recovered)
         };
         let comment = end.to_comment();
@@ -201,6 +234,10 @@ pub(crate) mod tests {
     fn empty_labels_after_is_kept_apart_from_no_intent() {
         let end = EndRecord {
             labels_after: Some(vec![]),
+            kept: None,
+            pull_request: None,
+            continuation: None,
+            resume: None,
             ..sample_end(Outcome::Done)
         };
         assert_eq!(decode_end(&end.to_comment()).labels_after, Some(vec![]));

@@ -20,11 +20,11 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use claim::{new_claim_id, ClaimRecord, RunKind};
-pub use end::{EndRecord, Outcome};
+pub use end::{Continuation, EndRecord, Outcome};
 pub use ownership::{
     ClaimState, ClaimView, EndView, Ownership, Problem, ProblemKind, RawComment, Trust,
 };
-pub use report::{ClaimVerdict, DeathReason, HostReport, Verdict};
+pub use report::{ClaimVerdict, DeathReason, HostReport, Salvage, Verdict};
 
 /// The protocol version this reader writes and understands.
 pub const VERSION: u32 = 1;

@@ -54,6 +54,40 @@ impl Verdict {
     }
 }
 
+/// What a host kept of a dead Run's work (`host::salvage`): where it is and whether it reached
+/// origin. Carried in the host report and copied into the end record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Salvage {
+    pub worktree: String,
+    pub branch: String,
+    /// The branch head after salvage (full sha), when known.
+    #[serde(default)]
+    pub head: Option<String>,
+    /// The `thirdshift: failed run (…)` commit, if one was made.
+    #[serde(default)]
+    pub salvage_commit: Option<String>,
+    /// Commits on the branch that origin did not have before, oldest first.
+    #[serde(default)]
+    pub commits: Vec<String>,
+    /// Origin's branch now equals `head`.
+    #[serde(default)]
+    pub pushed: bool,
+    /// Files that were uncommitted before salvage.
+    #[serde(default)]
+    pub dirty_files: usize,
+    /// Commits of `head` not on origin after the attempt.
+    #[serde(default)]
+    pub unpushed_commits: usize,
+    #[serde(default)]
+    pub worktree_missing: bool,
+    /// No dirty files and no commits beyond origin: nothing committed, nothing pushed.
+    #[serde(default)]
+    pub nothing_to_keep: bool,
+    /// What failed, for people.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
 /// A host's verdict on one Claim.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClaimVerdict {
@@ -61,6 +95,9 @@ pub struct ClaimVerdict {
     pub issue: u64,
     #[serde(flatten)]
     pub verdict: Verdict,
+    /// For a dead Claim with a worktree: what salvage kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<Salvage>,
 }
 
 /// One host's report.
@@ -127,6 +164,7 @@ mod tests {
                         reason: DeathReason::PidGone,
                         evidence: "pid 42 is gone".into(),
                     },
+                    kept: None,
                 },
                 ClaimVerdict {
                     claim_id: "c-2".into(),
@@ -135,6 +173,7 @@ mod tests {
                         pids: vec![7, 8],
                         evidence: "2 processes of session 7 run".into(),
                     },
+                    kept: None,
                 },
             ],
         }

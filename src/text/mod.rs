@@ -256,6 +256,7 @@ mod tests {
                     claim_id: "c-a".into(),
                     issue: 3,
                     verdict: Verdict::Alive,
+                    kept: None,
                 },
                 ClaimVerdict {
                     claim_id: "c-b".into(),
@@ -264,6 +265,7 @@ mod tests {
                         reason: DeathReason::PidGone,
                         evidence: "pid 42 is gone".into(),
                     },
+                    kept: None,
                 },
                 ClaimVerdict {
                     claim_id: "c-c".into(),
@@ -272,6 +274,7 @@ mod tests {
                         pids: vec![7],
                         evidence: "pid 7 of its session runs".into(),
                     },
+                    kept: None,
                 },
             ],
         };

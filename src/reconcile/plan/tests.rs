@@ -60,6 +60,10 @@ fn end_of(c: &ClaimRecord, outcome: Outcome, labels_after: Option<&[&str]>) -> E
         signal: None,
         claim_comment_id: None,
         labels_after: labels_after.map(|l| l.iter().map(|s| s.to_string()).collect()),
+        kept: None,
+        pull_request: None,
+        continuation: None,
+        resume: None,
         ended_at: now(),
     }
 }
@@ -183,6 +187,7 @@ fn verdict(c: &ClaimRecord, verdict: Verdict) -> ClaimVerdict {
         claim_id: c.claim_id.clone(),
         issue: c.issue,
         verdict,
+        kept: None,
     }
 }
 
@@ -208,6 +213,10 @@ fn recovered(c: &ClaimRecord, comment_id: u64, label: &str) -> EndRecord {
         signal: None,
         claim_comment_id: Some(comment_id),
         labels_after: Some(vec![label.into()]),
+        kept: None,
+        pull_request: None,
+        continuation: None,
+        resume: None,
         ended_at: now(),
     }
 }
@@ -494,6 +503,10 @@ fn superseded_later_claim_is_ended_without_labels() {
         signal: None,
         claim_comment_id: Some(BASE + 2),
         labels_after: None,
+        kept: None,
+        pull_request: None,
+        continuation: None,
+        resume: None,
         ended_at: now(),
     };
     assert_eq!(plan.actions, [post(end)]);
@@ -564,6 +577,10 @@ fn closed_issue_with_active_claim_is_swept() {
         signal: None,
         claim_comment_id: Some(BASE + 1),
         labels_after: Some(vec![]),
+        kept: None,
+        pull_request: None,
+        continuation: None,
+        resume: None,
         ended_at: now(),
     };
     let superseded = EndRecord {
@@ -577,6 +594,10 @@ fn closed_issue_with_active_claim_is_swept() {
         ),
         claim_comment_id: Some(BASE + 2),
         labels_after: None,
+        kept: None,
+        pull_request: None,
+        continuation: None,
+        resume: None,
         ..swept.clone()
     };
     assert_eq!(
