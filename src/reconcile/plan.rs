@@ -31,7 +31,7 @@ pub enum Action {
     /// Post an end record (skipped by apply if one for the claim is already there).
     PostEnd {
         issue: u64,
-        end: EndRecord,
+        end: Box<EndRecord>,
     },
     AddLabel {
         issue: u64,
@@ -150,7 +150,7 @@ impl Steps {
     fn end(&mut self, end: EndRecord) {
         self.ends.push(Action::PostEnd {
             issue: end.issue,
-            end,
+            end: Box::new(end),
         });
     }
 

@@ -224,7 +224,7 @@ fn recovered(c: &ClaimRecord, comment_id: u64, label: &str) -> EndRecord {
 fn post(end: EndRecord) -> Action {
     Action::PostEnd {
         issue: end.issue,
-        end,
+        end: Box::new(end),
     }
 }
 
