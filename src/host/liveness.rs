@@ -56,8 +56,8 @@ pub fn judge(claim: &ClaimRecord, current_boot_id: &str, table: &ProcessTable) -
         };
     }
     let evidence = format!(
-        "Run process {pid} is gone ({how}) but {} still run: {}",
-        count_of_processes(pids.len()),
+        "Run process {pid} is gone ({how}) but {}: {}",
+        still_running(pids.len()),
         list(&pids)
     );
     Verdict::WritersAlive { pids, evidence }
@@ -81,12 +81,12 @@ fn writers(claim: &ClaimRecord, table: &ProcessTable) -> Vec<u32> {
     pids.into_iter().collect()
 }
 
-/// `"1 process of its session"` or `"N processes of its session"`.
-fn count_of_processes(n: usize) -> String {
+/// `"1 process of its session still runs"` or `"N processes of its session still run"`.
+fn still_running(n: usize) -> String {
     if n == 1 {
-        "1 process of its session".to_string()
+        "1 process of its session still runs".to_string()
     } else {
-        format!("{n} processes of its session")
+        format!("{n} processes of its session still run")
     }
 }
 
@@ -256,10 +256,14 @@ mod tests {
         // when judged
         let verdict = judge(&claim(), BOOT, &t);
         // then that process is a writer
-        let Verdict::WritersAlive { pids, .. } = verdict else {
+        let Verdict::WritersAlive { pids, evidence } = verdict else {
             panic!("expected writers alive, got {verdict:?}");
         };
         assert_eq!(pids, vec![5000]);
+        assert!(
+            evidence.ends_with("1 process of its session still runs: 5000"),
+            "{evidence}"
+        );
     }
 
     #[test]
