@@ -10,7 +10,9 @@ use crate::context::Ctx;
 use crate::host::liveness::judge;
 use crate::host::table::ProcessTable;
 use crate::host::{LocalClaim, LocalStatus};
-use crate::record::{ClaimRecord, ClaimState, ClaimVerdict, HostReport, Kind};
+use crate::record::{
+    ClaimRecord, ClaimState, ClaimVerdict, DeathReason, HostReport, Kind, Verdict,
+};
 use crate::snapshot::Snapshot;
 
 /// What an observe pass saw and did.
@@ -27,17 +29,16 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let extra: Vec<u64> = local.iter().map(|c| c.record.issue).collect();
     let snapshot = crate::snapshot::read::read(ctx, &extra).await?;
     let claims = claims_to_judge(ctx, &snapshot, &local)?;
-    let table = ProcessTable::read().context("reading this host's process table")?;
-    let boot_id = crate::host::identity::boot_id().unwrap_or_default();
-    let mut verdicts: Vec<ClaimVerdict> = claims
-        .iter()
-        .map(|c| ClaimVerdict {
+    let mut judge = Judge::new()?;
+    let mut verdicts = Vec::new();
+    for c in &claims {
+        verdicts.push(ClaimVerdict {
             claim_id: c.claim_id.clone(),
             issue: c.issue,
-            verdict: judge(c, &boot_id, &table),
+            verdict: judge.verdict(c)?,
             kept: None,
-        })
-        .collect();
+        });
+    }
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
     let report = HostReport {
         host: ctx.host.host.clone(),
@@ -51,6 +52,71 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
         registry_issue,
         report_written,
     })
+}
+
+/// Verdicts from this host's process table. A Claim is reported dead only when a second, fresh
+/// read of the table agrees, and a PID that /proc does not show but the kernel still knows (a
+/// process of another user behind `hidepid`) is never called gone.
+struct Judge {
+    boot_id: String,
+    first: ProcessTable,
+    second: Option<ProcessTable>,
+}
+
+impl Judge {
+    fn new() -> anyhow::Result<Judge> {
+        Ok(Judge {
+            boot_id: crate::host::identity::boot_id().unwrap_or_default(),
+            first: ProcessTable::read().context("reading this host's process table")?,
+            second: None,
+        })
+    }
+
+    fn verdict(&mut self, claim: &ClaimRecord) -> anyhow::Result<Verdict> {
+        let first = judge(claim, &self.boot_id, &self.first);
+        if !matches!(first, Verdict::Dead { .. }) {
+            return Ok(first);
+        }
+        if self.second.is_none() {
+            self.second = Some(ProcessTable::read().context("reading the process table again")?);
+        }
+        let second = judge(
+            claim,
+            &self.boot_id,
+            self.second.as_ref().expect("read above"),
+        );
+        if matches!(
+            second,
+            Verdict::Dead {
+                reason: DeathReason::PidGone,
+                ..
+            }
+        ) && hidden_but_alive(claim.pid)
+        {
+            return Ok(Verdict::WritersAlive {
+                pids: vec![claim.pid],
+                evidence: format!(
+                    "PID {} is not visible in /proc but the kernel still knows it (another \
+                     user's process behind hidepid?): not provably gone",
+                    claim.pid
+                ),
+            });
+        }
+        Ok(second)
+    }
+}
+
+/// Whether `pid` exists although /proc does not show it (the kernel answers EPERM, not ESRCH).
+fn hidden_but_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        return false;
+    }
+    // SAFETY: signal 0 only checks for existence and permission; nothing is sent.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Local Claims that may still be active.
