@@ -3,7 +3,7 @@
 //! Claim ends. No IO.
 
 use crate::config::Labels;
-use crate::record::{ClaimRecord, Outcome};
+use crate::record::{ClaimRecord, ClaimView, EndView, Outcome};
 
 /// The stage a claim record starts in.
 pub const STAGE_CLAIMED: &str = "claimed";
@@ -30,5 +30,44 @@ pub fn label_after<'a>(
         Outcome::Failed | Outcome::Recovered if work_started(record) => Some(&labels.hand_off),
         Outcome::Failed | Outcome::Recovered => Some(&labels.ready),
         _ => None,
+    }
+}
+
+/// The command a person runs to resume an agent session, for Harnesses that allow it.
+pub fn resume_command(harness: Option<&str>, session: Option<&str>) -> Option<String> {
+    let session = session.filter(|s| !s.trim().is_empty())?;
+    match harness?.to_ascii_lowercase().as_str() {
+        "claude" | "claude-code" => Some(format!("claude --resume {session}")),
+        "codex" => Some(format!("codex resume {session}")),
+        _ => None,
+    }
+}
+
+/// How many times an issue was already continued, counted from its end records.
+pub fn continuations(ended: &[(ClaimView, EndView)]) -> u32 {
+    let n = ended
+        .iter()
+        .filter(|(_, e)| e.record.outcome == Outcome::Continued)
+        .count();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resume_command_is_known_for_claude_and_codex_only() {
+        assert_eq!(
+            resume_command(Some("claude"), Some("s-1")).as_deref(),
+            Some("claude --resume s-1")
+        );
+        assert_eq!(
+            resume_command(Some("Codex"), Some("s-2")).as_deref(),
+            Some("codex resume s-2")
+        );
+        assert_eq!(resume_command(Some("aider"), Some("s-3")), None);
+        assert_eq!(resume_command(Some("claude"), None), None);
+        assert_eq!(resume_command(None, Some("s-4")), None);
     }
 }

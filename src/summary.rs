@@ -59,6 +59,7 @@ pub fn health(h: &Health) -> &'static str {
         Health::Superseded => "superseded",
         Health::Unowned => "unowned",
         Health::Recovered => "recovered",
+        Health::Continued => "continued",
         Health::Swept => "swept",
         Health::LabelsFinished => "labels finished",
     }

@@ -15,13 +15,12 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;
-use crate::policy::label_after;
-use crate::record::{ClaimView, DeathReason, EndRecord, EndView, Outcome, ProblemKind, Verdict};
+use crate::record::{ClaimVerdict, ClaimView, EndRecord, EndView, Outcome, ProblemKind, Verdict};
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
 use crate::text::reasons::{
-    duplicate_end_reason, duplicate_report_reason, finished_note, recovered_reason,
-    superseded_reason, swept_reason, unowned_note,
+    duplicate_end_reason, duplicate_report_reason, finished_note, superseded_reason, swept_reason,
+    unowned_note,
 };
 
 /// One write to GitHub. Within an issue, actions come in the order they must be applied: end
@@ -64,8 +63,10 @@ pub enum Health {
     Superseded,
     /// `in-progress` without any claim record: left for people.
     Unowned,
-    /// Proven dead by its host: ended by this pass.
+    /// Proven dead by its host: ended by this pass (to the queue or to people).
     Recovered,
+    /// Proven dead by its host and re-queued as a Continuation by this pass.
+    Continued,
     /// Active claim on a closed issue: ended by this pass.
     Swept,
     /// An end record whose labels were not all applied: finished by this pass.
@@ -204,7 +205,7 @@ enum Evidence<'a> {
     OtherMachine {
         machine_id: &'a str,
     },
-    Verdict(&'a Verdict),
+    Verdict(&'a ClaimVerdict),
 }
 
 impl Cx<'_> {
@@ -252,20 +253,22 @@ impl Cx<'_> {
                     claim.machine_id
                 ),
             ),
-            Evidence::Verdict(Verdict::Alive) => (
-                Health::Alive,
-                format!("host {host} reports claim {id} alive"),
-            ),
-            Evidence::Verdict(Verdict::WritersAlive { pids, evidence }) => (
-                Health::WritersAlive { pids: pids.clone() },
-                format!(
-                    "host {host} reports the Run of claim {id} gone but its writers alive: \
-                     {evidence}"
+            Evidence::Verdict(cv) => match &cv.verdict {
+                Verdict::Alive => (
+                    Health::Alive,
+                    format!("host {host} reports claim {id} alive"),
                 ),
-            ),
-            Evidence::Verdict(Verdict::Dead { reason, evidence }) => {
-                return self.recover(issue, owner, *reason, evidence, s);
-            }
+                Verdict::WritersAlive { pids, evidence } => (
+                    Health::WritersAlive { pids: pids.clone() },
+                    format!(
+                        "host {host} reports the Run of claim {id} gone but its writers alive: \
+                         {evidence}"
+                    ),
+                ),
+                Verdict::Dead { reason, evidence } => {
+                    return self.recover(issue, owner, *reason, evidence, cv.kept.as_ref(), s);
+                }
+            },
         };
         claim_finding(owner, health, note)
     }
@@ -286,32 +289,7 @@ impl Cx<'_> {
             .claims
             .iter()
             .find(|v| v.claim_id == claim.claim_id && v.issue == claim.issue)
-            .map_or(Evidence::Missing, |v| Evidence::Verdict(&v.verdict))
-    }
-
-    /// Ends a Claim its host proved dead the way a failed Run ends: back to the queue or to
-    /// people as `policy::label_after` says, and `in-progress` off.
-    fn recover(
-        &self,
-        issue: &IssueSnapshot,
-        owner: &ClaimView,
-        reason: DeathReason,
-        evidence: &str,
-        s: &mut Steps,
-    ) -> Finding {
-        let labels = &self.config.labels;
-        let claim = &owner.record;
-        let target = label_after(labels, claim, Outcome::Recovered);
-        let why = recovered_reason(&claim.host, &claim.claim_id, reason, evidence);
-        let mut end = self.end_record(owner, Outcome::Recovered, why.clone());
-        end.labels_after = Some(target.map(str::to_string).into_iter().collect());
-        s.end(end);
-        if let Some(label) = target {
-            s.add_missing(issue, label);
-        }
-        s.remove_present(issue, &labels.in_progress);
-        let to = target.map_or(String::new(), |l| format!("; the issue goes to {l}"));
-        claim_finding(owner, Health::Recovered, format!("{why}{to}"))
+            .map_or(Evidence::Missing, Evidence::Verdict)
     }
 
     /// Rule 2: a later active claim while an earlier one owns the issue is ended, labels untouched.
@@ -407,5 +385,6 @@ fn claim_finding(claim: &ClaimView, health: Health, note: String) -> Finding {
     }
 }
 
+mod recover;
 #[cfg(test)]
 mod tests;

@@ -31,6 +31,44 @@ pub struct IssueSnapshot {
     pub labels: Vec<String>,
     pub html_url: String,
     pub ownership: Ownership,
+    /// What GitHub holds of the owner's Issue branch; read only when its host reports the owner
+    /// dead (the one decision that needs it).
+    pub origin: Option<Origin>,
+}
+
+/// What origin holds of an Issue branch: the branch head and every pull request from it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub branch: String,
+    pub head: Option<String>,
+    pub pulls: Vec<Pull>,
+}
+
+impl Origin {
+    /// Whether anything of the Run reached origin (a branch, or a pull request in any state).
+    pub fn has_work(&self) -> bool {
+        self.head.is_some() || !self.pulls.is_empty()
+    }
+
+    /// The pull request to name: an open one first, else the newest.
+    pub fn pull_request(&self) -> Option<u64> {
+        let open = self
+            .pulls
+            .iter()
+            .filter(|p| p.state == "open")
+            .map(|p| p.number)
+            .max();
+        open.or_else(|| self.pulls.iter().map(|p| p.number).max())
+    }
+}
+
+/// A pull request as reconcile needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pull {
+    pub number: u64,
+    pub state: String,
+    pub merged: bool,
+    pub html_url: String,
 }
 
 impl IssueSnapshot {

@@ -58,6 +58,7 @@ async fn issue_snapshot(ctx: &Ctx, issue: Issue) -> anyhow::Result<IssueSnapshot
         html_url: issue.html_url.clone(),
         title: issue.title,
         ownership,
+        origin: None,
     })
 }
 

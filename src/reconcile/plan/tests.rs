@@ -6,8 +6,10 @@ use chrono::TimeZone;
 
 use super::*;
 use crate::record::claim::tests::sample_claim;
+use crate::record::DeathReason;
 use crate::record::{ClaimRecord, ClaimVerdict, HostReport, Ownership, RawComment, Trust};
 use crate::snapshot::ReportView;
+use crate::snapshot::{Origin, Pull};
 
 const READY: &str = "ready-for-agent";
 const IN_PROGRESS: &str = "in-progress";
@@ -87,6 +89,7 @@ struct Issue {
     open: bool,
     labels: Vec<String>,
     comments: Vec<RawComment>,
+    origin: Option<Origin>,
 }
 
 fn issue(number: u64, labels: &[&str], comments: Vec<RawComment>) -> Issue {
@@ -95,6 +98,7 @@ fn issue(number: u64, labels: &[&str], comments: Vec<RawComment>) -> Issue {
         open: true,
         labels: labels.iter().map(|l| l.to_string()).collect(),
         comments,
+        origin: None,
     }
 }
 
@@ -125,6 +129,7 @@ impl World {
             labels: i.labels.clone(),
             html_url: format!("https://github.com/o/r/issues/{}", i.number),
             ownership: Ownership::of(i.number, &i.comments, &trust),
+            origin: i.origin.clone(),
         });
         let reports = self.reports.iter().enumerate().map(|(k, r)| ReportView {
             comment_id: BASE + 900 + k as u64,
@@ -216,7 +221,8 @@ fn recovered(c: &ClaimRecord, comment_id: u64, label: &str) -> EndRecord {
         kept: None,
         pull_request: None,
         continuation: None,
-        resume: None,
+        // A hand-off names the command that resumes the session (sample claims use claude).
+        resume: (label == HUMAN).then(|| "claude --resume sess-77".to_string()),
         ended_at: now(),
     }
 }
@@ -871,4 +877,155 @@ fn same_snapshot_gives_the_same_plan() {
     assert_eq!(first, second);
     assert_eq!(first, reversed.plan());
     assert_eq!(first.actions.len(), 4, "{:?}", first.actions);
+}
+
+// ---- Keeping and continuing work (issue 4) ----
+
+fn kept(nothing_to_keep: bool, pushed: bool) -> crate::record::Salvage {
+    crate::record::Salvage {
+        worktree: "/work/wt/issue-7".into(),
+        branch: "issue-7".into(),
+        head: Some("abc123".into()),
+        salvage_commit: (!nothing_to_keep).then(|| "abc123".into()),
+        commits: if nothing_to_keep {
+            vec![]
+        } else {
+            vec!["abc123".into()]
+        },
+        pushed,
+        dirty_files: if nothing_to_keep { 0 } else { 2 },
+        unpushed_commits: if pushed || nothing_to_keep { 0 } else { 1 },
+        worktree_missing: false,
+        nothing_to_keep,
+        error: (!pushed && !nothing_to_keep).then(|| "origin unreachable".into()),
+    }
+}
+
+fn dead_kept(c: &ClaimRecord, k: Option<crate::record::Salvage>) -> ClaimVerdict {
+    ClaimVerdict {
+        kept: k,
+        ..verdict(c, dead())
+    }
+}
+
+fn origin(head: Option<&str>, pulls: &[(u64, &str)]) -> Option<Origin> {
+    Some(Origin {
+        branch: "issue-7".into(),
+        head: head.map(str::to_string),
+        pulls: pulls
+            .iter()
+            .map(|(n, state)| Pull {
+                number: *n,
+                state: state.to_string(),
+                merged: false,
+                html_url: format!("https://github.com/o/r/pull/{n}"),
+            })
+            .collect(),
+    })
+}
+
+fn end_of_plan(plan: &Plan) -> &EndRecord {
+    match &plan.actions[0] {
+        Action::PostEnd { end, .. } => end,
+        other => panic!("first action is not an end record: {other:?}"),
+    }
+}
+
+#[test]
+fn dead_run_with_a_pull_request_is_handed_to_people_naming_it_and_the_resume_command() {
+    // given a dead Run whose branch and a closed pull request are on origin
+    let c = fresh_claim(7, "c-a");
+    let mut i = issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())]);
+    i.origin = origin(Some("abc123"), &[(9, "closed")]);
+    let world = World::with(
+        vec![i],
+        vec![report(vec![dead_kept(&c, Some(kept(true, true)))])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then it goes to people, and the end record names the PR and how to resume
+    let end = end_of_plan(&plan);
+    assert_eq!(end.labels_after, Some(vec![HUMAN.to_string()]));
+    assert_eq!(end.pull_request, Some(9));
+    assert_eq!(end.resume.as_deref(), Some("claude --resume sess-77"));
+    assert_eq!(plan.actions[1], add(7, HUMAN));
+}
+
+#[test]
+fn dead_run_whose_work_could_not_be_pushed_is_not_requeued() {
+    // given a dead Run with nothing on origin, but work its host kept and could not push
+    let c = fresh_claim(7, "c-a");
+    let mut i = issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())]);
+    i.origin = origin(None, &[]);
+    let k = kept(false, false);
+    let world = World::with(vec![i], vec![report(vec![dead_kept(&c, Some(k.clone()))])]);
+    // when the pass plans
+    let plan = world.plan();
+    // then it goes to people, and the end record says where the work is
+    assert_eq!(end_of_plan(&plan).kept, Some(k));
+    assert_eq!(
+        end_of_plan(&plan).labels_after,
+        Some(vec![HUMAN.to_string()])
+    );
+}
+
+#[test]
+fn dead_run_that_kept_nothing_is_requeued_even_after_reporting_a_stage() {
+    // given a dead Run that reported a stage but left nothing on origin or on its host
+    let c = claim(7, "c-a");
+    let mut i = issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())]);
+    i.origin = origin(None, &[]);
+    let world = World::with(
+        vec![i],
+        vec![report(vec![dead_kept(&c, Some(kept(true, true)))])],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then the issue is Ready again: the salvage, not the stage, says whether work exists
+    assert_eq!(
+        end_of_plan(&plan).labels_after,
+        Some(vec![READY.to_string()])
+    );
+    assert_eq!(plan.actions[1], add(7, READY));
+}
+
+#[test]
+fn continue_policy_requeues_as_a_continuation_until_the_limit() {
+    let config = Config {
+        recovery: crate::config::Recovery {
+            on_dead: crate::config::OnDead::Continue,
+            max_continuations: 2,
+        },
+        ..Config::default()
+    };
+    // given an issue continued `earlier` times whose latest Run died after pushing work
+    for earlier in 0..3u64 {
+        let mut comments = Vec::new();
+        for k in 0..earlier {
+            let old = claim(7, &format!("c-old{k}"));
+            comments.push(bot(10 * k + 1, old.to_comment()));
+            let end = end_of(&old, Outcome::Continued, Some(&[READY]));
+            comments.push(bot(10 * k + 2, end.to_comment()));
+        }
+        let c = claim(7, "c-now");
+        comments.push(bot(100, c.to_comment()));
+        let mut i = issue(7, &[IN_PROGRESS], comments);
+        i.origin = origin(Some("abc123"), &[]);
+        let world = World::with(vec![i], vec![report(vec![verdict(&c, dead())])]);
+        // when the pass plans
+        let plan = plan(&world.snapshot(), &config, &input());
+        let end = end_of_plan(&plan);
+        // then the first two deaths are continued with the session to resume, the third is not
+        if earlier < 2 {
+            assert_eq!(end.outcome, Outcome::Continued, "after {earlier}");
+            let cont = end.continuation.as_ref().expect("continuation");
+            assert_eq!(cont.number, earlier as u32 + 1);
+            assert_eq!(cont.agent_session.as_deref(), Some("sess-77"));
+            assert_eq!(end.labels_after, Some(vec![READY.to_string()]));
+        } else {
+            assert_eq!(end.outcome, Outcome::Recovered, "after {earlier}");
+            assert_eq!(end.continuation, None);
+            assert_eq!(end.labels_after, Some(vec![HUMAN.to_string()]));
+        }
+    }
 }

@@ -1,0 +1,72 @@
+//! Ending a Claim its own host proved dead, as a failed Run ends: with what the host kept of the
+//! work and what reached origin, either re-queued as a Continuation (policy `continue`, within
+//! `max_continuations` counted from end records), put back in the queue (nothing reached origin,
+//! nothing was kept, and the Claim had removed the ready label), or handed to people with the
+//! branch, pull request, worktree and the command to resume the agent session. Pure, like the
+//! rest of `plan`.
+
+use crate::config::OnDead;
+use crate::policy::{continuations, resume_command, work_started};
+use crate::record::{ClaimView, Continuation, DeathReason, Outcome, Salvage};
+use crate::snapshot::IssueSnapshot;
+use crate::text::reasons::recovered_reason;
+
+use super::{claim_finding, Cx, Finding, Health, Steps};
+
+impl Cx<'_> {
+    /// Ends the dead owner of `issue`; `kept` is what its host's salvage reported.
+    pub(super) fn recover(
+        &self,
+        issue: &IssueSnapshot,
+        owner: &ClaimView,
+        reason: DeathReason,
+        evidence: &str,
+        kept: Option<&Salvage>,
+        s: &mut Steps,
+    ) -> Finding {
+        let labels = &self.config.labels;
+        let claim = &owner.record;
+        let why = recovered_reason(&claim.host, &claim.claim_id, reason, evidence);
+        let done = continuations(&issue.ownership.ended);
+        let policy = &self.config.recovery;
+        let continue_it = policy.on_dead == OnDead::Continue && done < policy.max_continuations;
+        let (outcome, target, health) = if continue_it {
+            (Outcome::Continued, &labels.ready, Health::Continued)
+        } else if !started(issue, owner, kept) && claim.removed_ready {
+            (Outcome::Recovered, &labels.ready, Health::Recovered)
+        } else {
+            (Outcome::Recovered, &labels.hand_off, Health::Recovered)
+        };
+        let mut end = self.end_record(owner, outcome, why.clone());
+        end.labels_after = Some(vec![target.clone()]);
+        end.kept = kept.cloned();
+        end.pull_request = issue.origin.as_ref().and_then(|o| o.pull_request());
+        if continue_it {
+            end.continuation = Some(Continuation {
+                number: done + 1,
+                branch: claim.branch.clone(),
+                agent_session: claim.agent_session.clone(),
+                harness: claim.harness.clone(),
+            });
+        } else if target == &labels.hand_off {
+            end.resume = resume_command(claim.harness.as_deref(), claim.agent_session.as_deref());
+        }
+        s.end(end);
+        s.add_missing(issue, target);
+        s.remove_present(issue, &labels.in_progress);
+        claim_finding(owner, health, format!("{why}; the issue goes to {target}"))
+    }
+}
+
+/// Whether the dead Run left work anyone should look at: anything on origin (its branch, a pull
+/// request in any state), or anything its host kept; without either report, whether it reported
+/// a stage of its own.
+fn started(issue: &IssueSnapshot, owner: &ClaimView, kept: Option<&Salvage>) -> bool {
+    if issue.origin.as_ref().is_some_and(|o| o.has_work()) {
+        return true;
+    }
+    match kept {
+        Some(k) => !k.nothing_to_keep,
+        None => work_started(&owner.record),
+    }
+}
