@@ -4,9 +4,11 @@
 //! Each resource has its own file; none of them touch tokens, budgets, ETags or faults, which
 //! the `http` pipeline wrapped around this router handles.
 
+mod branches;
 mod comments;
 mod issues;
 mod labels;
+mod pulls;
 mod reactions;
 mod repo;
 
@@ -42,6 +44,10 @@ pub(crate) fn router(sim: Sim) -> Router {
             &format!("{R}/collaborators/{{username}}/permission"),
             get(repo::permission),
         )
+        .route(&format!("{R}/branches"), get(branches::list))
+        .route(&format!("{R}/branches/{{branch}}"), get(branches::get))
+        .route(&format!("{R}/pulls"), get(pulls::list))
+        .route(&format!("{R}/pulls/{{pull_number}}"), get(pulls::get))
         .route(
             &format!("{R}/issues"),
             get(issues::list).post(issues::create),
