@@ -8,89 +8,19 @@
 //! being issues, and the shared middleware (budgets, ETags) on the new routes.
 
 mod harness;
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "support/origin.rs"]
+mod origin;
 
 use harness::*;
 use http::header::IF_NONE_MATCH;
 use octocrab::Octocrab;
+use origin::Origin;
 use serde_json::Value;
 use thirdshift_reconciler::github::{Client, PullSummary, Repo, RetryPolicy};
 use thirdshift_reconciler::sim::PullState;
 
 const BRANCHES_ROUTE: &str = "/repos/{owner}/{repo}/branches";
 const PULLS_ROUTE: &str = "/repos/{owner}/{repo}/pulls";
-
-/// A bare repository standing in for origin, and a clone that pushes to it as a Run would.
-struct Origin {
-    _dir: tempfile::TempDir,
-    bare: PathBuf,
-    work: PathBuf,
-}
-
-impl Origin {
-    /// Given: a bare repository with `main` holding one commit.
-    fn new() -> Origin {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let (bare, work) = (dir.path().join("origin.git"), dir.path().join("work"));
-        git(dir.path(), &["init", "--quiet", "--bare", "origin.git"]);
-        git(dir.path(), &["clone", "--quiet", "origin.git", "work"]);
-        let origin = Origin {
-            _dir: dir,
-            bare,
-            work,
-        };
-        origin.push_commit("main", "initial");
-        origin
-    }
-
-    /// Commits (empty) in the clone and pushes HEAD to `branch`; returns the commit's sha.
-    fn push_commit(&self, branch: &str, message: &str) -> String {
-        git(
-            &self.work,
-            &["commit", "--quiet", "--allow-empty", "-m", message],
-        );
-        let refspec = format!("HEAD:refs/heads/{branch}");
-        git(&self.work, &["push", "--quiet", "origin", &refspec]);
-        git(&self.work, &["rev-parse", "HEAD"])
-    }
-
-    fn delete(&self, branch: &str) {
-        let refspec = format!(":refs/heads/{branch}");
-        git(&self.work, &["push", "--quiet", "origin", &refspec]);
-    }
-}
-
-/// Runs git in `dir` with a fixed identity, no user or system config and no inherited `GIT_*`.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let mut cmd = Command::new("git");
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("GIT_") {
-            cmd.env_remove(key);
-        }
-    }
-    let out = cmd
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .current_dir(dir)
-        .args(["-c", "user.name=Run", "-c", "user.email=run@example.org"])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn client(world: &World) -> Client {
     let retry = RetryPolicy {
