@@ -44,10 +44,6 @@ pub(crate) fn router(sim: Sim) -> Router {
             &format!("{R}/collaborators/{{username}}/permission"),
             get(repo::permission),
         )
-        .route(&format!("{R}/branches"), get(branches::list))
-        .route(&format!("{R}/branches/{{branch}}"), get(branches::get))
-        .route(&format!("{R}/pulls"), get(pulls::list))
-        .route(&format!("{R}/pulls/{{pull_number}}"), get(pulls::get))
         .route(
             &format!("{R}/issues"),
             get(issues::list).post(issues::create),
@@ -89,9 +85,20 @@ pub(crate) fn router(sim: Sim) -> Router {
             &format!("{comment}/reactions"),
             get(reactions::list_for_comment).post(reactions::create_for_comment),
         )
+        .merge(ref_routes())
         .fallback(http::not_found)
         .layer(from_fn_with_state(sim.clone(), http::pipeline))
         .with_state(sim)
+}
+
+/// Branches and pull requests (read-only).
+fn ref_routes() -> Router<Sim> {
+    const R: &str = "/repos/{owner}/{repo}";
+    Router::new()
+        .route(&format!("{R}/branches"), get(branches::list))
+        .route(&format!("{R}/branches/{{branch}}"), get(branches::get))
+        .route(&format!("{R}/pulls"), get(pulls::list))
+        .route(&format!("{R}/pulls/{{pull_number}}"), get(pulls::get))
 }
 
 /// A JSON response with GitHub's content type.
