@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use support::exchange::{anonymous_client, bearer_client, token_scheme_client, Exchange, Recorder};
 use support::openapi::{report, Spec, Violation};
-use thirdshift_reconciler::sim::{Permission, Sim, SimConfig, SimServer};
+use thirdshift_reconciler::sim::{Permission, PullState, Sim, SimConfig, SimServer};
 
 const REPO: &str = "/repos/{owner}/{repo}";
 const ISSUES: &str = "/repos/{owner}/{repo}/issues";
@@ -38,6 +38,10 @@ const ISSUE_LABEL: &str = "/repos/{owner}/{repo}/issues/{issue_number}/labels/{n
 const ISSUE_REACTIONS: &str = "/repos/{owner}/{repo}/issues/{issue_number}/reactions";
 const COMMENT_REACTIONS: &str = "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions";
 const PERMISSION: &str = "/repos/{owner}/{repo}/collaborators/{username}/permission";
+const BRANCHES: &str = "/repos/{owner}/{repo}/branches";
+const BRANCH: &str = "/repos/{owner}/{repo}/branches/{branch}";
+const PULLS: &str = "/repos/{owner}/{repo}/pulls";
+const PULL: &str = "/repos/{owner}/{repo}/pulls/{pull_number}";
 const USER: &str = "/user";
 const RATE_LIMIT: &str = "/rate_limit";
 
@@ -70,6 +74,10 @@ const EMULATOR_ROUTES: &[(&str, &str)] = &[
     ("GET", COMMENT_REACTIONS),
     ("POST", COMMENT_REACTIONS),
     ("GET", PERMISSION),
+    ("GET", BRANCHES),
+    ("GET", BRANCH),
+    ("GET", PULLS),
+    ("GET", PULL),
     ("GET", USER),
     ("GET", RATE_LIMIT),
 ];
@@ -93,12 +101,16 @@ const ADMIN_TOKEN: &str = "tok-octo";
 const READER_TOKEN: &str = "tok-rita";
 const BOT_TOKEN: &str = "tok-bot";
 
-/// A seeded emulator, served on a free local port.
+/// A seeded emulator, served on a free local port: an issue with a comment, branches `main` and
+/// `issue-1`, an open pull request from `issue-1` (labelled, so its labels are rendered) and a
+/// merged one from a branch that no longer exists.
 struct World {
     sim: Sim,
     server: SimServer,
     issue: u64,
     comment: u64,
+    pull: u64,
+    merged: u64,
 }
 
 async fn world() -> World {
@@ -108,6 +120,11 @@ async fn world() -> World {
     sim.add_bot("thirdshift[bot]", BOT_TOKEN, Permission::Write);
     let issue = sim.create_issue("octo", "Widgets wobble", "Steps to reproduce: …", &["bug"]);
     let comment = sim.add_comment(issue, "rita", "Seen it too.");
+    sim.add_branch("main", "6dcb09b5b57875f334f61aebed695e2e4193db5e");
+    sim.add_branch("issue-1", "c5b97d5ae6c19d5c5df71a34c7fbeeda2479ccbc");
+    let pull = sim.create_pull("thirdshift[bot]", "issue-1", "Fix #1", PullState::Open);
+    sim.set_labels(pull, &["bug"]);
+    let merged = sim.create_pull("octo", "gone", "Old fix", PullState::Merged);
     let server = sim
         .serve(([127, 0, 0, 1], 0).into())
         .await
@@ -117,6 +134,8 @@ async fn world() -> World {
         server,
         issue,
         comment,
+        pull,
+        merged,
     }
 }
 
@@ -268,6 +287,25 @@ async fn exercise_every_route(
     s.get(200, &on_comment).await;
     s.get(404, "/issues/comments/999999999/reactions").await;
 
+    // Branches and pull requests (a pull request is an issue: /issues above lists them too)
+    s.get(200, "/branches").await;
+    s.get(200, "/branches?per_page=1&page=2").await;
+    s.get(200, "/branches/issue-1").await;
+    let missing = s.get(404, "/branches/issue-404").await;
+    assert_eq!(missing["message"], "Branch not found");
+    let (p, m) = (w.pull, w.merged);
+    s.get(200, "/pulls").await;
+    s.get(200, "/pulls?state=all&head=acme:issue-1&base=main")
+        .await;
+    s.get(200, "/pulls?state=closed&sort=updated&direction=asc")
+        .await;
+    s.get(422, "/pulls?state=merged").await;
+    s.get(200, &format!("/pulls/{p}")).await;
+    s.get(200, &format!("/pulls/{m}")).await;
+    s.get(200, &format!("/issues/{p}")).await;
+    s.get(404, &format!("/pulls/{n}")).await;
+    s.get(404, "/pulls/999999").await;
+
     // Permissions, identity, budget
     for login in ["octo", "rita", "thirdshift%5Bbot%5D"] {
         s.get(200, &format!("/collaborators/{login}/permission"))
@@ -388,6 +426,8 @@ fn decode_model(x: &Exchange) -> Result<(), String> {
             decode::<models::reactions::Reaction>(body)
         }
         ("GET", PERMISSION) => decode::<CollaboratorPermission>(body),
+        ("GET", BRANCHES) | ("GET", BRANCH) => decode::<models::repos::Branch>(body),
+        ("GET", PULLS) | ("GET", PULL) => decode::<models::pulls::PullRequest>(body),
         ("GET", USER) => decode::<models::Author>(body),
         ("GET", RATE_LIMIT) => decode::<models::RateLimit>(body),
         (method, route) => Err(format!(
@@ -481,7 +521,11 @@ async fn the_emulator_serves_no_route_missing_from_the_covered_list() {
         .filter(|r| !r.is_empty())
         .collect();
     let listed: BTreeSet<(&str, &str)> = EMULATOR_ROUTES.iter().copied().collect();
-    let (n, c) = (w.issue.to_string(), w.comment.to_string());
+    let (n, c, p) = (
+        w.issue.to_string(),
+        w.comment.to_string(),
+        w.pull.to_string(),
+    );
     let real = [
         ("owner", "acme"),
         ("repo", "widgets"),
@@ -489,6 +533,8 @@ async fn the_emulator_serves_no_route_missing_from_the_covered_list() {
         ("comment_id", c.as_str()),
         ("name", "bug"),
         ("username", "octo"),
+        ("branch", "main"),
+        ("pull_number", p.as_str()),
     ];
     let mut unlisted = Vec::new();
     for route in &known {
@@ -540,6 +586,38 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     }
     path.push_str(rest);
     path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn branches_and_pulls_read_from_a_real_git_origin_reply_as_the_description_says() {
+    // Given an emulator whose origin is a real bare repository with a pushed Issue branch (so
+    // the branch's commit carries git's tree, parents, identities and message) and its PR
+    let w = world().await;
+    let origin = support::origin::Origin::new();
+    let pushed = origin.push_commit("issue-1", "thirdshift: failed run (pid gone)");
+    w.sim.set_git_origin(origin.bare.clone());
+    let mut rec = Recorder::new(bearer_client(&w.server.url, ADMIN_TOKEN));
+    let mut s = Script { rec: &mut rec };
+    // When the branches and the pull request are read
+    let branch = s.get(200, "/branches/issue-1").await;
+    s.get(200, "/branches").await;
+    s.get(200, &format!("/pulls/{}", w.pull)).await;
+    let pulls = s.get(200, "/pulls?state=all&head=acme:issue-1").await;
+    // Then git's commit is served, and the open pull request follows the pushed branch
+    assert_eq!(branch["commit"]["sha"], pushed.as_str());
+    assert_eq!(branch["commit"]["commit"]["author"]["name"], "Run");
+    assert_eq!(pulls[0]["head"]["sha"], pushed.as_str());
+    // And every reply conforms to the description and to octocrab's models
+    let mut failures = String::new();
+    for x in &rec.exchanges {
+        for v in spec_violations(x) {
+            failures.push_str(&format!("{} [spec]: {v}\n", x.describe()));
+        }
+        if let Err(e) = decode_model(x) {
+            failures.push_str(&format!("{} [octocrab]: {e}\n", x.describe()));
+        }
+    }
+    assert!(failures.is_empty(), "replies do not conform:\n{failures}");
 }
 
 #[tokio::test]
@@ -684,8 +762,10 @@ fn example(name: &str) -> Value {
 }
 
 /// Defects in GitHub's own examples (not in the validator): the repository examples and the
-/// collaborator-permission example lack properties their schemas require. These exact violations
-/// are tolerated when checking GitHub's examples and recordings, never the emulator's replies.
+/// collaborator-permission example lack properties their schemas require, the pull-request
+/// examples' `requested_teams` lack `type`, and the branch-list example's status checks lack
+/// `checks`. These exact violations are tolerated when checking GitHub's examples and
+/// recordings, never the emulator's replies.
 const KNOWN_EXAMPLE_DEFECTS: &[(&str, &str)] = &[
     ("$", "missing required property `language`"),
     ("$", "missing required property `has_discussions`"),
@@ -696,6 +776,15 @@ const KNOWN_EXAMPLE_DEFECTS: &[(&str, &str)] = &[
         "missing required property `language`",
     ),
     ("$.user", "missing required property `role_name`"),
+    ("$.requested_teams[0]", "missing required property `type`"),
+    (
+        "$[0].requested_teams[0]",
+        "missing required property `type`",
+    ),
+    (
+        "$[0].protection.required_status_checks",
+        "missing required property `checks`",
+    ),
 ];
 
 /// Passes unless `result` has a violation outside [`KNOWN_EXAMPLE_DEFECTS`].
@@ -727,6 +816,8 @@ fn validator_accepts_githubs_component_examples() {
         ("full-repository", "full-repository"),
         ("rate-limit-overview", "rate-limit-overview"),
         ("private-user", "private-user"),
+        ("branch-get", "branch-with-protection"),
+        ("pull-request", "pull-request"),
     ];
     for (example_name, schema_name) in pairs {
         // When each is validated against its schema

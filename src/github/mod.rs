@@ -6,6 +6,7 @@ mod comments;
 mod error;
 mod issues;
 pub mod models;
+mod repos;
 mod transport;
 
 use std::fmt;
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 pub use error::{GhResult, GithubError};
 pub use models::{Comment, Issue, Label, User};
+pub use repos::PullSummary;
 pub use transport::{Retry, RetryPolicy};
 
 /// The API base used when neither `--api-url` nor `GITHUB_API_URL` is given.

@@ -1,5 +1,6 @@
 //! GitHub's JSON shapes for what the emulator serves: `simple-user`, `private-user`, `label`,
-//! `issue`, `issue-comment`, `reaction`, `full-repository`. Every field GitHub's OpenAPI
+//! `issue` (with its `pull_request` key when it is one), `issue-comment`, `reaction`,
+//! `full-repository`; branches and pull requests are in `json_refs`. Every field GitHub's OpenAPI
 //! description marks required is present with the right type, plus what octocrab 0.54's models
 //! insist on (`gravatar_id`, `assignees`, `author_association`, absolute URLs). All URLs are
 //! built from the base URL of the request, so they are valid and point back at the emulator.
@@ -17,12 +18,12 @@ pub(crate) fn ts(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-fn opt_ts(t: Option<DateTime<Utc>>) -> Value {
+pub(crate) fn opt_ts(t: Option<DateTime<Utc>>) -> Value {
     t.map(|t| Value::String(ts(t))).unwrap_or(Value::Null)
 }
 
 /// A `node_id`-looking string (GitHub's are opaque base64; any string is valid).
-fn node_id(prefix: &str, id: u64) -> String {
+pub(crate) fn node_id(prefix: &str, id: u64) -> String {
     format!("{prefix}_kwDO{id:X}")
 }
 
@@ -38,6 +39,11 @@ pub(crate) fn user_by_login(base: &str, st: &State, login: &str) -> Value {
         Some(u) => user(base, u),
         None => person(base, login, 0, "User"),
     }
+}
+
+/// `simple-user` for the repository's owner (an organization).
+pub(crate) fn owner(base: &str, st: &State) -> Value {
+    person(base, &st.config.owner, 100, "Organization")
 }
 
 fn person(base: &str, login: &str, id: u64, kind: &str) -> Value {
@@ -146,6 +152,8 @@ pub(crate) fn issue(base: &str, st: &State, i: &Issue) -> Value {
         (Some(by), false) => user_by_login(base, st, by),
         _ => Value::Null,
     };
+    // A pull request's web page is under `pull/`, as on GitHub.
+    let web = if i.pull.is_some() { "pull" } else { "issues" };
     let mut v = json!({
         "id": i.id,
         "node_id": node_id("I", i.id),
@@ -154,7 +162,7 @@ pub(crate) fn issue(base: &str, st: &State, i: &Issue) -> Value {
         "labels_url": format!("{url}/labels{{/name}}"),
         "comments_url": format!("{url}/comments"),
         "events_url": format!("{url}/events"),
-        "html_url": html(base, st, &format!("issues/{}", i.number)),
+        "html_url": html(base, st, &format!("{web}/{}", i.number)),
         "timeline_url": format!("{url}/timeline"),
         "number": i.number,
         "state": if i.open { "open" } else { "closed" },
@@ -181,12 +189,15 @@ pub(crate) fn issue(base: &str, st: &State, i: &Issue) -> Value {
     if let Some(reason) = &i.state_reason {
         v["state_reason"] = json!(reason);
     }
+    if let Some(pull) = &i.pull {
+        v["pull_request"] = super::json_refs::issue_pull_link(base, st, i.number, pull);
+    }
     v
 }
 
 /// The web URL of something in the repository (the emulator has no web pages; the URL is
 /// only guaranteed to be absolute and unique).
-fn html(base: &str, st: &State, rest: &str) -> String {
+pub(crate) fn html(base: &str, st: &State, rest: &str) -> String {
     format!("{base}/{}/{}/{rest}", st.config.owner, st.config.name)
 }
 
@@ -230,7 +241,7 @@ pub(crate) fn repository(base: &str, st: &State, caller: &Caller) -> Value {
     let mut v = json!({
         "id": st.repo_id, "node_id": node_id("R", st.repo_id), "name": name,
         "full_name": format!("{owner}/{name}"),
-        "owner": person(base, owner, 100, "Organization"),
+        "owner": self::owner(base, st),
         "private": false, "html_url": html, "description": null, "fork": false, "url": r,
         "git_url": format!("{}/{owner}/{name}.git", base.replacen("http", "git", 1)),
         "ssh_url": format!("git@{}:{owner}/{name}.git", host_of(base)),

@@ -4,12 +4,14 @@
 //!
 //! This file is the public face: [`Sim`] (a cheap handle on shared state), its seeding and
 //! inspection methods, and the small types tests use. Everything behind it lives in one module
-//! per concern: `state` (data model), `json` (GitHub's JSON shapes), `http` (auth, rate limits,
-//! ETags, faults, the request log), `page` (pagination), `routes/` (one file per resource),
-//! `server` (binding and shutting down), `seed` (the standalone `sim` command and its seed file).
+//! per concern: `state` (data model), `json` and `json_refs` (GitHub's JSON shapes), `origin`
+//! (branches, read from a real bare git repository), `http` (auth, rate limits, ETags, faults,
+//! the request log), `page` (pagination), `routes/` (one file per resource), `server` (binding
+//! and shutting down), `seed` (the standalone `sim` command and its seed file).
 //!
-//! What it does not do: pull requests, git data, webhooks, GraphQL, search, organisations,
-//! private repositories, or anything GitHub does that the project never calls. Link headers point
+//! What it does not do: create, merge or review pull requests over HTTP (they are seeded), git
+//! data endpoints, webhooks, GraphQL, search, organisations, forks, private repositories, or
+//! anything GitHub does that the project never calls. Link headers point
 //! at the `/repos/{owner}/{repo}/...` path that was requested (real GitHub sometimes writes
 //! `/repositories/{id}/...`). See `docs/sim.md` for the behaviour contract.
 
@@ -17,6 +19,8 @@ mod ctx;
 mod error;
 mod http;
 mod json;
+mod json_refs;
+mod origin;
 mod page;
 mod rng;
 mod routes;
@@ -25,6 +29,7 @@ mod server;
 mod stall;
 mod state;
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use seed::run_cli;
@@ -145,6 +150,16 @@ pub struct Faults {
     pub rate_limited_rate: f64,
 }
 
+/// The state a seeded pull request is put in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PullState {
+    Open,
+    /// Closed without merging.
+    Closed,
+    /// Merged (and so closed), by its author.
+    Merged,
+}
+
 /// An issue as the emulator holds it.
 #[derive(Clone, Debug)]
 pub struct SimIssue {
@@ -240,6 +255,47 @@ impl Sim {
     pub fn set_labels(&self, issue: u64, labels: &[&str]) {
         let names: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
         self.lock().set_labels(issue, &names);
+    }
+
+    /// Serves the `refs/heads/*` of the bare git repository at `path` as the repository's
+    /// branches, read at each request (so pushes show at once); they win over
+    /// [`Sim::add_branch`] ones of the same name. An unreadable repository makes branch and
+    /// pull requests answer 500 with git's error.
+    pub fn set_git_origin(&self, path: PathBuf) {
+        self.lock().git_origin = Some(path);
+    }
+
+    /// Adds a branch pointing at `sha` (or moves it there), without any git repository.
+    pub fn add_branch(&self, name: &str, sha: &str) {
+        self.lock()
+            .branches
+            .insert(name.to_string(), sha.to_string());
+    }
+
+    /// Opens a pull request by `author` from `head_branch` into `main`, in `state`, and returns
+    /// its number (from the issue number sequence: it is an issue too, listed by `GET /issues`
+    /// with a `pull_request` key). The head and base shas are their branches' at this moment;
+    /// a branch that does not exist (deleted, say) gets a made-up sha.
+    ///
+    /// # Panics
+    /// If the git origin is set but unreadable: a misconfigured test.
+    pub fn create_pull(
+        &self,
+        author: &str,
+        head_branch: &str,
+        title: &str,
+        state: PullState,
+    ) -> u64 {
+        let branches = origin::branches(self)
+            .unwrap_or_else(|e| panic!("Sim::create_pull: reading the git origin: {e}"));
+        let sha = |name: &str| {
+            branches
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| state::fake_sha(&format!("branch:{name}")))
+        };
+        let pull = state::Pull::new(head_branch, &sha(head_branch), "main", &sha("main"));
+        self.lock().create_pull(author, title, pull, state)
     }
 
     /// A snapshot of one issue.

@@ -6,4 +6,6 @@ pub mod exchange;
 #[allow(dead_code)]
 pub mod openapi;
 #[allow(dead_code)]
+pub mod origin;
+#[allow(dead_code)]
 pub mod schema;

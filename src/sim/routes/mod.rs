@@ -4,9 +4,11 @@
 //! Each resource has its own file; none of them touch tokens, budgets, ETags or faults, which
 //! the `http` pipeline wrapped around this router handles.
 
+mod branches;
 mod comments;
 mod issues;
 mod labels;
+mod pulls;
 mod reactions;
 mod repo;
 
@@ -83,9 +85,20 @@ pub(crate) fn router(sim: Sim) -> Router {
             &format!("{comment}/reactions"),
             get(reactions::list_for_comment).post(reactions::create_for_comment),
         )
+        .merge(ref_routes())
         .fallback(http::not_found)
         .layer(from_fn_with_state(sim.clone(), http::pipeline))
         .with_state(sim)
+}
+
+/// Branches and pull requests (read-only).
+fn ref_routes() -> Router<Sim> {
+    const R: &str = "/repos/{owner}/{repo}";
+    Router::new()
+        .route(&format!("{R}/branches"), get(branches::list))
+        .route(&format!("{R}/branches/{{branch}}"), get(branches::get))
+        .route(&format!("{R}/pulls"), get(pulls::list))
+        .route(&format!("{R}/pulls/{{pull_number}}"), get(pulls::get))
 }
 
 /// A JSON response with GitHub's content type.

@@ -40,6 +40,7 @@ impl State {
                 closed_at: None,
                 closed_by: None,
                 comments: 0,
+                pull: None,
             },
         );
         number

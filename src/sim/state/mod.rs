@@ -1,17 +1,23 @@
-//! The emulator's data model: users, issues, comments, labels, reactions, rate budgets, the
-//! request log and the fault PRNG, with the mutations GitHub performs on them (ids, timestamps,
-//! comment counts, `updated_at` bumps, labels created on first use). This file holds the
-//! types, users, id counters and rate budgets; `issues.rs` and `labels.rs` hold the mutations.
+//! The emulator's data model: users, issues (pull requests included: a pull request is an issue
+//! with a `pull` part), comments, labels, reactions, seeded branches and the path of a git
+//! origin, rate budgets, the request log and the fault PRNG, with the mutations GitHub performs
+//! on them (ids, timestamps, comment counts, `updated_at` bumps, labels created on first use).
+//! This file holds the types, users, id counters and rate budgets; `issues.rs`, `labels.rs`
+//! and `pulls.rs` hold the mutations.
 //!
 //! It knows nothing of HTTP, JSON or permissions: routes decide who may do what and `json`
 //! decides how things look on the wire.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 
 use chrono::{DateTime, SubsecRound, Utc};
 
 mod issues;
 mod labels;
+mod pulls;
+
+pub(crate) use pulls::{fake_sha, Pull};
 
 use super::rng::Rng;
 use super::{Faults, Permission, RequestLogEntry, SimComment, SimConfig, SimIssue};
@@ -52,6 +58,8 @@ pub(crate) struct Issue {
     pub closed_at: Option<DateTime<Utc>>,
     pub closed_by: Option<String>,
     pub comments: u64,
+    /// Set when this issue is a pull request.
+    pub pull: Option<Pull>,
 }
 
 impl Issue {
@@ -132,6 +140,10 @@ pub(crate) struct State {
     pub comments: BTreeMap<u64, Comment>,
     pub labels: Vec<Label>,
     pub reactions: Vec<Reaction>,
+    /// Branches seeded by `Sim::add_branch`: name to sha.
+    pub branches: BTreeMap<String, String>,
+    /// A bare git repository whose `refs/heads/*` are branches too (they win on a clash).
+    pub git_origin: Option<PathBuf>,
     next_object_id: u64,
     next_number: u64,
     next_user_id: u64,
@@ -156,6 +168,8 @@ impl State {
             comments: BTreeMap::new(),
             labels: Vec::new(),
             reactions: Vec::new(),
+            branches: BTreeMap::new(),
+            git_origin: None,
             next_object_id: FIRST_OBJECT_ID,
             next_number: 1,
             next_user_id: 1001,
