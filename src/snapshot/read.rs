@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 
 use crate::context::Ctx;
 use crate::github::{Comment, Issue};
-use crate::record::{decode, Decoded, Record};
+use crate::record::{decode, Decoded, Record, Verdict};
 
-use super::{IssueSnapshot, ReportView, Snapshot};
+use super::{IssueSnapshot, Origin, Pull, ReportView, Snapshot};
 
 /// Reads the snapshot; `extra` names issues to include whatever their labels.
 pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
@@ -45,7 +45,46 @@ pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
         };
         snapshot.issues.push(issue_snapshot(ctx, issue).await?);
     }
+    fill_origin(ctx, &mut snapshot).await?;
     Ok(snapshot)
+}
+
+/// Reads what origin holds of the Issue branch of every owner its host reports dead: the one
+/// decision that needs it, so live Claims cost no extra requests.
+async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
+    let mut wanted = Vec::new();
+    for (k, issue) in snapshot.issues.iter().enumerate() {
+        let Some(owner) = &issue.ownership.owner else {
+            continue;
+        };
+        let c = &owner.record;
+        let dead = snapshot.report_of(&c.host, &c.machine_id).is_some_and(|r| {
+            matches!(r.report.verdict(&c.claim_id), Some(Verdict::Dead { .. }))
+        });
+        if dead && issue.open {
+            let branch = c.branch.clone().unwrap_or_else(|| format!("issue-{}", c.issue));
+            wanted.push((k, branch));
+        }
+    }
+    for (k, branch) in wanted {
+        let head = ctx.client.branch_head(&branch).await?;
+        let pulls = ctx.client.pulls_for_branch(&branch).await?;
+        let pulls = pulls
+            .into_iter()
+            .map(|p| Pull {
+                number: p.number,
+                state: p.state,
+                merged: p.merged,
+                html_url: p.html_url,
+            })
+            .collect();
+        snapshot.issues[k].origin = Some(Origin {
+            branch,
+            head,
+            pulls,
+        });
+    }
+    Ok(())
 }
 
 async fn issue_snapshot(ctx: &Ctx, issue: Issue) -> anyhow::Result<IssueSnapshot> {
