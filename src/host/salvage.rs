@@ -371,7 +371,6 @@ impl<'a> Salvager<'a> {
             "--no-verify",
             "--no-signed",
             "--recurse-submodules=no",
-            "--porcelain",
             remote,
             &spec,
         ];
