@@ -26,7 +26,12 @@ fn git_output(dir: &Path, args: &[&str]) -> Output {
         .env("GIT_AUTHOR_EMAIL", "dev@example.com")
         .env("GIT_COMMITTER_NAME", "Test Dev")
         .env("GIT_COMMITTER_EMAIL", "dev@example.com")
-        .args(["-c", "commit.gpgSign=false", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "commit.gpgSign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -81,7 +86,10 @@ impl World {
         git(&main, &["commit", "-q", "-m", "initial"]);
         git(&main, &["push", "-q", "origin", "main"]);
         let wt_arg = wt.to_str().unwrap();
-        git(&main, &["worktree", "add", "-q", "-b", BRANCH, wt_arg, "origin/main"]);
+        git(
+            &main,
+            &["worktree", "add", "-q", "-b", BRANCH, wt_arg, "origin/main"],
+        );
         World {
             tmp,
             origin,
@@ -120,7 +128,10 @@ impl World {
             git(self.tmp.path(), &["clone", "-q", "origin.git", "other"]);
         }
         git(&other, &["fetch", "-q", "origin"]);
-        git(&other, &["checkout", "-q", "-B", branch, &format!("origin/{branch}")]);
+        git(
+            &other,
+            &["checkout", "-q", "-B", branch, &format!("origin/{branch}")],
+        );
         write(&other.join(file), text);
         git(&other, &["add", file]);
         git(&other, &["commit", "-q", "-m", "someone else"]);
@@ -199,7 +210,10 @@ fn dirty_files_and_unpushed_commit_reach_origin_in_a_failed_run_commit() {
         world.origin_subjects(),
         [FAILED_RUN, "unpushed step", "start work", "initial"]
     );
-    assert_eq!(world.origin_file("src.txt").unwrap(), "v1 edited by the Run\n");
+    assert_eq!(
+        world.origin_file("src.txt").unwrap(),
+        "v1 edited by the Run\n"
+    );
     assert_eq!(world.origin_file("staged.txt").unwrap(), "staged\n");
     assert_eq!(world.origin_file("notes/todo.txt").unwrap(), "untracked\n");
     let salvage_commit = out.salvage_commit.clone().expect("a salvage commit");
@@ -224,7 +238,10 @@ fn push_to_unreachable_origin_keeps_everything_and_reports_where() {
     world.commit("step.txt", "step\n", "unpushed step");
     world.make_dirty();
     let gone = world.tmp.path().join("gone.git");
-    git(&world.main, &["remote", "set-url", "origin", gone.to_str().unwrap()]);
+    git(
+        &world.main,
+        &["remote", "set-url", "origin", gone.to_str().unwrap()],
+    );
 
     // when its work is salvaged
     let out = world.salvage();
@@ -275,7 +292,9 @@ fn unfinished_merge_is_aborted_before_staging() {
     world.commit("src.txt", "issue's version\n", "issue changes src");
     write(&world.wt.join("draft.txt"), "draft\n");
     git(&world.wt, &["fetch", "-q", "origin"]);
-    assert!(!git_output(&world.wt, &["merge", "origin/main"]).status.success());
+    assert!(!git_output(&world.wt, &["merge", "origin/main"])
+        .status
+        .success());
     assert!(world.in_progress("MERGE_HEAD"));
 
     // when it is salvaged
@@ -291,7 +310,11 @@ fn unfinished_merge_is_aborted_before_staging() {
     assert_eq!(world.origin_file("src.txt").unwrap(), "issue's version\n");
     assert_eq!(world.origin_file("draft.txt").unwrap(), "draft\n");
     let parents = git(&world.origin, &["rev-list", "--parents", "-n1", BRANCH]);
-    assert_eq!(parents.split(' ').count(), 2, "not a merge commit: {parents}");
+    assert_eq!(
+        parents.split(' ').count(),
+        2,
+        "not a merge commit: {parents}"
+    );
     assert!(out.pushed);
 }
 
@@ -302,7 +325,9 @@ fn rebase_in_progress_is_left_alone_and_the_branch_not_the_half_rebased_head_is_
     world.push_main_change("src.txt", "main's version\n");
     let unpushed = world.commit("src.txt", "issue's version\n", "issue changes src");
     git(&world.wt, &["fetch", "-q", "origin"]);
-    assert!(!git_output(&world.wt, &["rebase", "origin/main"]).status.success());
+    assert!(!git_output(&world.wt, &["rebase", "origin/main"])
+        .status
+        .success());
     assert!(world.in_progress("rebase-merge"));
 
     // when it is salvaged
@@ -316,6 +341,29 @@ fn rebase_in_progress_is_left_alone_and_the_branch_not_the_half_rebased_head_is_
     assert_eq!(out.head, Some(unpushed));
     assert!(out.pushed && !out.nothing_to_keep);
     assert!(!world.origin_file("src.txt").unwrap().contains("<<<<<<<"));
+}
+
+#[test]
+fn conflicted_files_without_a_merge_are_never_committed() {
+    // given a Run killed with a conflicting `git stash pop` (unmerged paths, no MERGE_HEAD)
+    let world = World::started();
+    write(&world.wt.join("src.txt"), "stashed version\n");
+    git(&world.wt, &["stash", "-q"]);
+    let committed = world.commit("src.txt", "committed version\n", "issue changes src");
+    assert!(!git_output(&world.wt, &["stash", "pop"]).status.success());
+    assert!(!git(&world.wt, &["ls-files", "--unmerged"]).is_empty());
+
+    // when it is salvaged
+    let out = world.salvage();
+
+    // then the conflict stays in the worktree, uncommitted; the clean commit is pushed
+    assert_eq!(out.salvage_commit, None);
+    assert!(out.error.is_some_and(|e| e.contains("unmerged")));
+    assert!(!git(&world.wt, &["ls-files", "--unmerged"]).is_empty());
+    assert!(read(&world.wt.join("src.txt")).contains("<<<<<<<"));
+    assert_eq!(world.origin_sha(BRANCH), Some(committed));
+    assert_eq!(world.origin_file("src.txt").unwrap(), "committed version\n");
+    assert!(out.pushed && !out.nothing_to_keep);
 }
 
 #[test]
@@ -356,7 +404,11 @@ fn hooks_do_not_run() {
         let executable = std::fs::Permissions::from_mode(0o755);
         std::fs::set_permissions(hooks.join(hook), executable).unwrap();
     }
-    assert!(!git_output(&world.wt, &["commit", "--allow-empty", "-m", "x"]).status.success());
+    assert!(
+        !git_output(&world.wt, &["commit", "--allow-empty", "-m", "x"])
+            .status
+            .success()
+    );
     std::fs::remove_file(&mark).expect("the hook ran for an ordinary commit");
     world.make_dirty();
 
@@ -365,7 +417,11 @@ fn hooks_do_not_run() {
 
     // then the commit is made and pushed and no hook ran
     assert!(!mark.exists(), "a hook ran");
-    assert!(out.salvage_commit.is_some() && out.pushed, "{:?}", out.error);
+    assert!(
+        out.salvage_commit.is_some() && out.pushed,
+        "{:?}",
+        out.error
+    );
     assert_eq!(world.origin_subjects()[0], FAILED_RUN);
 }
 
@@ -443,7 +499,9 @@ fn detached_head_is_committed_in_place_and_pushed_to_the_issue_branch() {
     let out = world.salvage();
 
     // then HEAD stays detached, the local branch is not moved, and origin's branch has the work
-    assert!(!git_output(&world.wt, &["symbolic-ref", "-q", "HEAD"]).status.success());
+    assert!(!git_output(&world.wt, &["symbolic-ref", "-q", "HEAD"])
+        .status
+        .success());
     assert_eq!(git(&world.wt, &["rev-parse", BRANCH]), branch_before);
     assert_eq!(world.origin_sha(BRANCH), Some(world.head()));
     assert_eq!(world.origin_subjects()[..2], [FAILED_RUN, "unpushed step"]);
@@ -465,7 +523,10 @@ fn parent_git_environment_does_not_leak_in() {
             .unwrap();
         let stdout = String::from_utf8_lossy(&child.stdout);
         assert!(child.status.success(), "the child test failed: {stdout}");
-        assert!(stdout.contains("1 passed"), "the child test did not run: {stdout}");
+        assert!(
+            stdout.contains("1 passed"),
+            "the child test did not run: {stdout}"
+        );
         return;
     }
     let world = World::started();

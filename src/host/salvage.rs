@@ -18,20 +18,20 @@
 //! the rebase ends), not the half-rebased HEAD.
 //!
 //! "What origin has" is read from the remote-tracking refs after one `git fetch` of the Issue
-//! branch, which may fail (then the last known state is used).
+//! branch, which may fail (then the last known state is used). The fetch updates only
+//! `refs/remotes/<remote>/<branch>`, as a plain `git fetch` would.
+//!
+//! `commit.rs` makes the salvage commit; `git.rs` runs git (scrubbed environment, deadlines).
 
+mod commit;
 mod git;
 
 use std::path::Path;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use git::{Git, NETWORK_TIMEOUT};
-
-/// Fallback identity for the salvage commit when the repository has none configured.
-const FALLBACK_NAME: &str = "thirdshift";
-const FALLBACK_EMAIL: &str = "thirdshift@localhost";
+use git::{count_status_entries, Git, NETWORK_TIMEOUT};
 
 /// What to salvage, and the facts that go into the salvage commit.
 pub struct SalvageRequest<'a> {
@@ -168,7 +168,9 @@ impl<'a> Salvager<'a> {
             self.out.salvage_commit = Some(sha.clone());
         }
         let head = self.git.sha(&format!("{tip}^{{commit}}"));
-        let commits = head.as_deref().map_or_else(Vec::new, |h| self.new_commits(h));
+        let commits = head
+            .as_deref()
+            .map_or_else(Vec::new, |h| self.new_commits(h));
         let pushed = match head.as_deref() {
             Some(h) if !commits.is_empty() => self.push(h),
             _ => origin.fresh && origin.sha.is_some() && origin.sha == head,
@@ -192,10 +194,14 @@ impl<'a> Salvager<'a> {
                 .run(&["check-ref-format", &format!("refs/heads/{branch}")])
                 .is_ok();
         if !valid {
-            return Err(format!("{branch:?} is not a valid branch name; nothing was done"));
+            return Err(format!(
+                "{branch:?} is not a valid branch name; nothing was done"
+            ));
         }
         if remote.is_empty() || remote.starts_with('-') {
-            return Err(format!("{remote:?} is not a valid remote; nothing was done"));
+            return Err(format!(
+                "{remote:?} is not a valid remote; nothing was done"
+            ));
         }
         Ok(())
     }
@@ -245,7 +251,8 @@ impl<'a> Salvager<'a> {
         let branch_ref = format!("refs/heads/{}", self.req.branch);
         if self.git.sha("MERGE_HEAD").is_some() {
             if let Err(e) = self.git.run(&["merge", "--abort"]) {
-                self.errors.push(format!("could not abort the unfinished merge: {e}"));
+                self.errors
+                    .push(format!("could not abort the unfinished merge: {e}"));
             }
         }
         let (tip, blocker) = match self.unfinished_operation() {
@@ -296,59 +303,6 @@ impl<'a> Salvager<'a> {
         }
     }
 
-    /// Stages everything and commits it if the tree differs from HEAD's and from origin's.
-    fn commit_uncommitted(&mut self, origin: &Origin) -> Uncommitted {
-        let staged = self
-            .git
-            .run(&["add", "-A"])
-            .and_then(|_| self.git.run(&["write-tree"]));
-        let tree = match staged {
-            Ok(tree) => tree.trim().to_string(),
-            Err(e) => return self.kept(e),
-        };
-        let same_as = |rev: Option<&str>| {
-            rev.and_then(|r| self.git.sha(&format!("{r}^{{tree}}")))
-                .is_some_and(|t| t == tree)
-        };
-        if same_as(Some("HEAD")) || same_as(origin.sha.as_deref()) {
-            return Uncommitted::Nothing;
-        }
-        let mut args = self.identity();
-        let message = commit_message(self.req);
-        args.extend(
-            ["commit", "--no-verify", "--no-gpg-sign", "--quiet", "-m"]
-                .map(String::from)
-                .into_iter()
-                .chain([message.0, "-m".to_string(), message.1]),
-        );
-        if let Err(e) = self.git.run(&args) {
-            return self.kept(e);
-        }
-        match self.git.sha("HEAD") {
-            Some(sha) => Uncommitted::Committed(sha),
-            None => self.kept("the salvage commit cannot be read back".to_string()),
-        }
-    }
-
-    fn kept(&mut self, error: String) -> Uncommitted {
-        self.errors.push(format!(
-            "uncommitted work left in {}: {error}",
-            self.out.worktree
-        ));
-        Uncommitted::Kept
-    }
-
-    /// `-c user.name=… -c user.email=…` for whichever of the two the repository lacks.
-    fn identity(&self) -> Vec<String> {
-        let get = |key: &str| {
-            self.git
-                .run(&["config", "--get", key])
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-        };
-        identity_args(get("user.name").is_some(), get("user.email").is_some())
-    }
-
     /// Commits of `head` that no remote-tracking ref of the remote holds, oldest first.
     fn new_commits(&mut self, head: &str) -> Vec<String> {
         let remotes = format!("--remotes={}", self.req.remote);
@@ -387,110 +341,20 @@ impl<'a> Salvager<'a> {
     }
 }
 
-/// Entries in `git status --porcelain=v1 -z` output (a rename or copy carries a second path).
-fn count_status_entries(text: &str) -> usize {
-    let mut fields = text.split('\0').filter(|f| !f.is_empty());
-    let mut count = 0;
-    while let Some(entry) = fields.next() {
-        count += 1;
-        if entry.starts_with(['R', 'C']) {
-            fields.next();
-        }
-    }
-    count
-}
-
-fn identity_args(has_name: bool, has_email: bool) -> Vec<String> {
-    let mut args = Vec::new();
-    if !has_name {
-        args.extend(["-c".to_string(), format!("user.name={FALLBACK_NAME}")]);
-    }
-    if !has_email {
-        args.extend(["-c".to_string(), format!("user.email={FALLBACK_EMAIL}")]);
-    }
-    args
-}
-
-/// Subject and body of the salvage commit.
-fn commit_message(req: &SalvageRequest) -> (String, String) {
-    let subject = format!("thirdshift: failed run ({})", one_line(req.reason));
-    let time = req.now.to_rfc3339_opts(SecondsFormat::Secs, true);
-    let host = one_line(req.host);
-    let body = format!(
-        "The Run working on this branch died ({reason}) and was salvaged by thirdshift.\n\
-         Uncommitted work at the time of the failure is included in this commit.\n\
-         \n\
-         Time: {time}\n\
-         Host: {host}",
-        reason = one_line(req.reason),
-    );
-    (subject, body)
-}
-
-/// `text` with control characters (newlines included) turned into spaces.
-fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .trim()
-        .to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
-
-    fn request<'a>(reason: &'a str, host: &'a str) -> SalvageRequest<'a> {
-        SalvageRequest {
-            worktree: Path::new("/nowhere"),
-            branch: "issue-7",
-            remote: "origin",
-            reason,
-            host,
-            now: Utc.with_ymd_and_hms(2025, 3, 4, 5, 6, 7).unwrap(),
-        }
-    }
-
-    #[test]
-    fn commit_message_names_reason_time_host_and_uncommitted_work() {
-        let (subject, body) = commit_message(&request("killed", "builder-1"));
-        assert_eq!(subject, "thirdshift: failed run (killed)");
-        assert!(body.contains("Time: 2025-03-04T05:06:07Z"), "{body}");
-        assert!(body.contains("Host: builder-1"), "{body}");
-        assert!(body.contains("Uncommitted work at the time of the failure is included"));
-    }
-
-    #[test]
-    fn a_reason_with_a_newline_cannot_break_the_subject() {
-        let (subject, body) = commit_message(&request("killed\nSigned-off-by: x", "h\nost"));
-        assert_eq!(subject, "thirdshift: failed run (killed Signed-off-by: x)");
-        assert!(body.contains("Host: h ost"));
-    }
-
-    #[test]
-    fn fallback_identity_only_for_what_is_missing() {
-        assert!(identity_args(true, true).is_empty());
-        assert_eq!(
-            identity_args(false, false),
-            ["-c", "user.name=thirdshift", "-c", "user.email=thirdshift@localhost"]
-        );
-        assert_eq!(
-            identity_args(true, false),
-            ["-c", "user.email=thirdshift@localhost"]
-        );
-    }
-
-    #[test]
-    fn status_entries_count_a_rename_once() {
-        let text = "R  new.txt\0old.txt\0 M a.txt\0?? dir/b.txt\0A  c.txt\0";
-        assert_eq!(count_status_entries(text), 4);
-        assert_eq!(count_status_entries(""), 0);
-    }
 
     #[test]
     fn missing_folder_is_reported_without_running_anything() {
-        let out = salvage(&request("killed", "h"));
+        let out = salvage(&SalvageRequest {
+            worktree: Path::new("/nowhere"),
+            branch: "issue-7",
+            remote: "origin",
+            reason: "killed",
+            host: "h",
+            now: Utc::now(),
+        });
         assert!(out.worktree_missing);
         assert!(out.error.is_some_and(|e| e.contains("/nowhere is missing")));
         assert!(!out.pushed && out.head.is_none() && out.commits.is_empty());

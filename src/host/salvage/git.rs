@@ -142,6 +142,19 @@ pub(super) fn summarize(stderr: &str) -> String {
     }
 }
 
+/// Entries in `git status --porcelain=v1 -z` output (a rename or copy carries a second path).
+pub(super) fn count_status_entries(text: &str) -> usize {
+    let mut fields = text.split('\0').filter(|f| !f.is_empty());
+    let mut count = 0;
+    while let Some(entry) = fields.next() {
+        count += 1;
+        if entry.starts_with(['R', 'C']) {
+            fields.next();
+        }
+    }
+    count
+}
+
 /// What a finished command printed.
 struct Output {
     success: bool,
@@ -220,7 +233,13 @@ mod tests {
     #[test]
     fn parent_repository_variables_are_removed_and_transport_ones_kept() {
         // given a parent environment pointing git elsewhere
-        let parent = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_SSH_COMMAND", "HOME"];
+        let parent = [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+            "GIT_SSH_COMMAND",
+            "HOME",
+        ];
         let mut cmd = Command::new("git");
         // when the command is scrubbed
         scrub(&mut cmd, parent.iter().map(OsString::from));
@@ -258,5 +277,11 @@ mod tests {
         assert_eq!(summarize(stderr), "error: failed to push / ! [rejected] x");
         assert_eq!(summarize(""), "no message");
         assert!(summarize(&"x".repeat(1000)).ends_with('…'));
+    }
+    #[test]
+    fn status_entries_count_a_rename_once() {
+        let text = "R  new.txt\0old.txt\0 M a.txt\0?? dir/b.txt\0A  c.txt\0";
+        assert_eq!(count_status_entries(text), 4);
+        assert_eq!(count_status_entries(""), 0);
     }
 }
