@@ -508,25 +508,37 @@ fn detached_head_is_committed_in_place_and_pushed_to_the_issue_branch() {
     assert!(out.pushed);
 }
 
+/// Re-runs test `name` alone in a child process with `env` set; true when running as that child.
+fn in_child(name: &str, env: &[(&str, &Path)]) -> bool {
+    if std::env::var_os("SALVAGE_TEST_CHILD").is_some() {
+        return true;
+    }
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", name]).env("SALVAGE_TEST_CHILD", "1");
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let child = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    assert!(child.status.success(), "the child test failed: {stdout}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the child test did not run: {stdout}"
+    );
+    false
+}
+
 #[test]
 fn parent_git_environment_does_not_leak_in() {
     // given (in a child test process) GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE pointing elsewhere
-    if std::env::var_os("SALVAGE_LEAK_CHILD").is_none() {
-        let decoy = TempDir::new().unwrap();
-        let child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "parent_git_environment_does_not_leak_in"])
-            .env("SALVAGE_LEAK_CHILD", "1")
-            .env("GIT_DIR", decoy.path().join("decoy.git"))
-            .env("GIT_WORK_TREE", decoy.path())
-            .env("GIT_INDEX_FILE", decoy.path().join("index"))
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&child.stdout);
-        assert!(child.status.success(), "the child test failed: {stdout}");
-        assert!(
-            stdout.contains("1 passed"),
-            "the child test did not run: {stdout}"
-        );
+    let decoy = TempDir::new().unwrap();
+    let (dir, index) = (decoy.path().join("decoy.git"), decoy.path().join("index"));
+    let env = [
+        ("GIT_DIR", dir.as_path()),
+        ("GIT_WORK_TREE", decoy.path()),
+        ("GIT_INDEX_FILE", index.as_path()),
+    ];
+    if !in_child("parent_git_environment_does_not_leak_in", &env) {
         return;
     }
     let world = World::started();
@@ -538,4 +550,35 @@ fn parent_git_environment_does_not_leak_in() {
     // then it is the worktree's work that reaches origin
     assert!(out.pushed, "{:?}", out.error);
     assert_eq!(world.origin_subjects()[0], FAILED_RUN);
+}
+
+#[test]
+fn without_a_configured_identity_the_commit_is_made_as_thirdshift() {
+    // given (in a child test process) an empty HOME, and a repository with no identity
+    let home = TempDir::new().unwrap();
+    let env = [("HOME", home.path()), ("XDG_CONFIG_HOME", home.path())];
+    if !in_child(
+        "without_a_configured_identity_the_commit_is_made_as_thirdshift",
+        &env,
+    ) {
+        return;
+    }
+    let world = World::started();
+    git(&world.main, &["config", "--unset", "user.name"]);
+    git(&world.main, &["config", "--unset", "user.email"]);
+    world.make_dirty();
+
+    // when the work is salvaged
+    let out = world.salvage();
+
+    // then the salvage commit is authored and committed by the fallback identity
+    assert!(out.pushed, "{:?}", out.error);
+    let who = git(
+        &world.origin,
+        &["log", "-1", "--format=%an <%ae>|%cn <%ce>", BRANCH],
+    );
+    assert_eq!(
+        who,
+        "thirdshift <thirdshift@localhost>|thirdshift <thirdshift@localhost>"
+    );
 }
