@@ -16,6 +16,8 @@
 //! staged or committed (so conflict markers never reach a commit) and the report's `error` names
 //! the operation. During a rebase the pushed ref is the local Issue branch (git moves it only when
 //! the rebase ends), not the half-rebased HEAD.
+//! When nothing is committed because the staged tree already equals HEAD's or origin's, what
+//! `git add -A` staged stays staged: the index is the only thing salvage changes besides commits.
 //!
 //! "What origin has" is read from the remote-tracking refs after one `git fetch` of the Issue
 //! branch, which may fail (then the last known state is used). The fetch updates only
