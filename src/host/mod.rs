@@ -6,6 +6,7 @@
 pub mod identity;
 pub mod liveness;
 pub mod process;
+pub mod salvage;
 pub mod state;
 pub mod table;
 

@@ -1,0 +1,364 @@
+//! Host-side salvage of a dead Run's work: what `observe` does, on the Run's own host, for a Claim
+//! it has proven dead with no surviving writers, so that the work is preserved the way a Failed
+//! run preserves it. In the Claim's worktree it aborts an unfinished merge, stages everything,
+//! commits it as `thirdshift: failed run (<reason>)` when that differs from both HEAD and what
+//! origin has, and pushes to the Issue branch. Whatever cannot be pushed stays where it is and the
+//! [`Salvage`] report says where (path, branch, head, dirty files, unpushed commits).
+//!
+//! What it never does: reset, clean, check out files, drop a stash, delete a branch or worktree,
+//! switch branches, or force-push. A non-fast-forward push is refused by git and reported. It does
+//! not decide that a Run is dead (that is [`super::liveness`]), does not talk to GitHub, and does
+//! not remove a stale `index.lock` (git then fails and the error says so).
+//!
+//! Unfinished operations: a merge (MERGE_HEAD) is aborted with `git merge --abort`, which keeps
+//! local changes that were not part of the merge. A rebase, `git am`, cherry-pick or revert in
+//! progress, or conflicted (unmerged) paths without one, are left exactly as they are: nothing is
+//! staged or committed (so conflict markers never reach a commit) and the report's `error` names
+//! the operation. During a rebase the pushed ref is the local Issue branch (git moves it only when
+//! the rebase ends), not the half-rebased HEAD.
+//! When nothing is committed because the staged tree already equals HEAD's or origin's, what
+//! `git add -A` staged stays staged: the index is the only thing salvage changes besides commits.
+//!
+//! "What origin has" is read from the remote-tracking refs after one `git fetch` of the Issue
+//! branch, which may fail (then the last known state is used). The fetch updates only
+//! `refs/remotes/<remote>/<branch>`, as a plain `git fetch` would.
+//!
+//! `commit.rs` makes the salvage commit; `git.rs` runs git (scrubbed environment, deadlines).
+
+mod commit;
+mod git;
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use git::{count_status_entries, Git, NETWORK_TIMEOUT};
+
+/// What to salvage, and the facts that go into the salvage commit.
+pub struct SalvageRequest<'a> {
+    /// The Claim's worktree (may not exist any more).
+    pub worktree: &'a Path,
+    /// The Issue branch, e.g. `issue-7`.
+    pub branch: &'a str,
+    /// The remote to push to, e.g. `origin`.
+    pub remote: &'a str,
+    /// Why the Run died; goes in the subject: `killed` or `rebooted`.
+    pub reason: &'a str,
+    pub host: &'a str,
+    pub now: DateTime<Utc>,
+}
+
+/// What salvage did and where the work is; goes into the host report and the end record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Salvage {
+    pub worktree: String,
+    pub branch: String,
+    /// Full sha of the salvaged head after salvage (None if unknown).
+    pub head: Option<String>,
+    /// Sha of the `thirdshift: failed run (…)` commit, if one was made.
+    pub salvage_commit: Option<String>,
+    /// Shas that origin did not have before (oldest first), including the salvage commit.
+    pub commits: Vec<String>,
+    /// The branch on origin now equals `head`.
+    pub pushed: bool,
+    /// Files that were uncommitted (staged, unstaged, untracked) before salvage.
+    pub dirty_files: usize,
+    /// Commits of `head` not on origin after the attempt (0 when pushed).
+    pub unpushed_commits: usize,
+    pub worktree_missing: bool,
+    /// No uncommitted work and no commits beyond origin: nothing committed, nothing pushed.
+    pub nothing_to_keep: bool,
+    /// What failed (push rejected, origin unreachable, git error), for people.
+    pub error: Option<String>,
+}
+
+/// Salvages the work in `req.worktree`. Blocking (runs `git`); never panics: every failure ends
+/// up in [`Salvage::error`] with the work left in place.
+pub fn salvage(req: &SalvageRequest) -> Salvage {
+    let mut out = Salvage {
+        worktree: req.worktree.display().to_string(),
+        branch: req.branch.to_string(),
+        head: None,
+        salvage_commit: None,
+        commits: Vec::new(),
+        pushed: false,
+        dirty_files: 0,
+        unpushed_commits: 0,
+        worktree_missing: false,
+        nothing_to_keep: false,
+        error: None,
+    };
+    match open_worktree(req.worktree) {
+        Ok(git) => Salvager::new(&git, req, &mut out).run(),
+        Err(why) => {
+            out.worktree_missing = true;
+            out.error = Some(why);
+        }
+    }
+    out
+}
+
+/// The worktree as a git work tree of its own (not merely a folder inside another one).
+fn open_worktree(path: &Path) -> Result<Git, String> {
+    let shown = path.display();
+    if !path.is_dir() {
+        return Err(format!("worktree {shown} is missing; nothing was done"));
+    }
+    let git = Git::new(path);
+    let top = git
+        .run(&["rev-parse", "--show-toplevel"])
+        .map_err(|e| format!("{shown} is not a git work tree ({e}); nothing was done"))?;
+    let top = top.trim();
+    let same = match (std::fs::canonicalize(path), std::fs::canonicalize(top)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if !same {
+        return Err(format!(
+            "{shown} is not a git work tree (it lies inside {top}); nothing was done"
+        ));
+    }
+    Ok(git)
+}
+
+/// What origin has of the Issue branch, as far as this worktree knows.
+struct Origin {
+    /// The branch's sha on origin (None: origin has no such branch, or it was never fetched).
+    sha: Option<String>,
+    /// The fetch succeeded, so `sha` is origin's state now rather than the last known one.
+    fresh: bool,
+}
+
+/// What became of the uncommitted work.
+enum Uncommitted {
+    /// Committed as the salvage commit.
+    Committed(String),
+    /// Nothing to commit: the staged tree equals HEAD's or origin's.
+    Nothing,
+    /// Left uncommitted in the worktree (an operation in progress, or git failed).
+    Kept,
+}
+
+/// One salvage in progress: the worktree, the request, the report being filled.
+struct Salvager<'a> {
+    git: &'a Git,
+    req: &'a SalvageRequest<'a>,
+    out: &'a mut Salvage,
+    errors: Vec<String>,
+}
+
+impl<'a> Salvager<'a> {
+    fn new(git: &'a Git, req: &'a SalvageRequest<'a>, out: &'a mut Salvage) -> Self {
+        Salvager {
+            git,
+            req,
+            out,
+            errors: Vec::new(),
+        }
+    }
+
+    fn run(mut self) {
+        if let Err(e) = self.check_names() {
+            self.out.error = Some(e);
+            return;
+        }
+        self.out.dirty_files = self.count_dirty();
+        let origin = self.fetch_origin();
+        let (tip, uncommitted) = self.preserve_uncommitted(&origin);
+        if let Uncommitted::Committed(sha) = &uncommitted {
+            self.out.salvage_commit = Some(sha.clone());
+        }
+        let head = self.git.sha(&format!("{tip}^{{commit}}"));
+        let commits = head
+            .as_deref()
+            .map_or_else(Vec::new, |h| self.new_commits(h));
+        let pushed = match head.as_deref() {
+            Some(h) if !commits.is_empty() => self.push(h),
+            _ => origin.fresh && origin.sha.is_some() && origin.sha == head,
+        };
+        self.out.unpushed_commits = if pushed { 0 } else { commits.len() };
+        self.out.nothing_to_keep = commits.is_empty() && !matches!(uncommitted, Uncommitted::Kept);
+        self.out.pushed = pushed;
+        self.out.head = head;
+        self.out.commits = commits;
+        if !self.errors.is_empty() {
+            self.out.error = Some(self.errors.join("; "));
+        }
+    }
+
+    /// Refuses names git could read as options or that are not valid refs.
+    fn check_names(&self) -> Result<(), String> {
+        let (branch, remote) = (self.req.branch, self.req.remote);
+        let valid = !branch.starts_with('-')
+            && self
+                .git
+                .run(&["check-ref-format", &format!("refs/heads/{branch}")])
+                .is_ok();
+        if !valid {
+            return Err(format!(
+                "{branch:?} is not a valid branch name; nothing was done"
+            ));
+        }
+        if remote.is_empty() || remote.starts_with('-') {
+            return Err(format!(
+                "{remote:?} is not a valid remote; nothing was done"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Files that are staged, unstaged or untracked (ignored files are not counted).
+    fn count_dirty(&mut self) -> usize {
+        let status = ["status", "--porcelain=v1", "-z", "--untracked-files=all"];
+        match self.git.run(&status) {
+            Ok(text) => count_status_entries(&text),
+            Err(e) => {
+                self.errors.push(e);
+                0
+            }
+        }
+    }
+
+    /// Fetches the Issue branch into its remote-tracking ref; tolerates failure.
+    fn fetch_origin(&mut self) -> Origin {
+        let tracking = format!("refs/remotes/{}/{}", self.req.remote, self.req.branch);
+        let spec = format!("+refs/heads/{}:{tracking}", self.req.branch);
+        let fetch = ["fetch", "--no-tags", "--quiet", self.req.remote, &spec];
+        match self.git.run_within(&fetch, NETWORK_TIMEOUT) {
+            Ok(_) => Origin {
+                sha: self.git.sha(&format!("{tracking}^{{commit}}")),
+                fresh: true,
+            },
+            Err(e) if e.contains("couldn't find remote ref") => Origin {
+                sha: None,
+                fresh: true,
+            },
+            Err(e) => {
+                self.errors.push(format!(
+                    "could not fetch {} from {} (using the last known state): {e}",
+                    self.req.branch, self.req.remote
+                ));
+                Origin {
+                    sha: self.git.sha(&format!("{tracking}^{{commit}}")),
+                    fresh: false,
+                }
+            }
+        }
+    }
+
+    /// Aborts a merge, then commits the uncommitted work unless an operation in progress makes
+    /// that unsafe. Returns the ref to push (`HEAD`, or the Issue branch during a rebase).
+    fn preserve_uncommitted(&mut self, origin: &Origin) -> (String, Uncommitted) {
+        let branch_ref = format!("refs/heads/{}", self.req.branch);
+        if self.git.sha("MERGE_HEAD").is_some() {
+            if let Err(e) = self.git.run(&["merge", "--abort"]) {
+                self.errors
+                    .push(format!("could not abort the unfinished merge: {e}"));
+            }
+        }
+        let (tip, blocker) = match self.unfinished_operation() {
+            Some(op) if op.contains("rebase") => (branch_ref, Some(op)),
+            Some(op) => ("HEAD".to_string(), Some(op)),
+            None => ("HEAD".to_string(), self.conflicts()),
+        };
+        let uncommitted = match blocker {
+            Some(what) => {
+                self.errors.push(format!(
+                    "{what} is in progress in {}: left as it is, uncommitted work not committed",
+                    self.out.worktree
+                ));
+                Uncommitted::Kept
+            }
+            None => self.commit_uncommitted(origin),
+        };
+        (tip, uncommitted)
+    }
+
+    /// A rebase, `git am`, cherry-pick, revert or merge that is still in progress.
+    fn unfinished_operation(&self) -> Option<String> {
+        let exists = |name: &str| {
+            self.git
+                .run(&["rev-parse", "--git-path", name])
+                .is_ok_and(|p| self.req.worktree.join(p.trim()).exists())
+        };
+        let op = if exists("rebase-merge") || exists("rebase-apply") {
+            "a rebase (or git am)"
+        } else if self.git.sha("CHERRY_PICK_HEAD").is_some() {
+            "a cherry-pick"
+        } else if self.git.sha("REVERT_HEAD").is_some() {
+            "a revert"
+        } else if self.git.sha("MERGE_HEAD").is_some() {
+            "a merge that could not be aborted"
+        } else {
+            return None;
+        };
+        Some(op.to_string())
+    }
+
+    /// Conflicted (unmerged) paths in the index, which `git add -A` would commit with markers.
+    fn conflicts(&self) -> Option<String> {
+        match self.git.run(&["ls-files", "--unmerged"]) {
+            Ok(list) if list.trim().is_empty() => None,
+            Ok(_) => Some("conflict resolution (unmerged paths)".to_string()),
+            Err(e) => Some(format!("an unknown index state ({e})")),
+        }
+    }
+
+    /// Commits of `head` that no remote-tracking ref of the remote holds, oldest first.
+    fn new_commits(&mut self, head: &str) -> Vec<String> {
+        let remotes = format!("--remotes={}", self.req.remote);
+        let list = ["rev-list", "--reverse", head, "--not", &remotes];
+        match self.git.run(&list) {
+            Ok(text) => text.lines().map(str::to_string).collect(),
+            Err(e) => {
+                self.errors.push(e);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Pushes `head` to the Issue branch, fast-forward only; true when origin took it.
+    fn push(&mut self, head: &str) -> bool {
+        let (remote, branch) = (self.req.remote, self.req.branch);
+        let spec = format!("{head}:refs/heads/{branch}");
+        let push = [
+            "push",
+            "--no-verify",
+            "--no-signed",
+            "--recurse-submodules=no",
+            remote,
+            &spec,
+        ];
+        match self.git.run_within(&push, NETWORK_TIMEOUT) {
+            Ok(_) => true,
+            Err(e) => {
+                self.errors.push(format!(
+                    "push of {branch} to {remote} failed; work kept in {} at {head}: {e}",
+                    self.out.worktree
+                ));
+                false
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_folder_is_reported_without_running_anything() {
+        let out = salvage(&SalvageRequest {
+            worktree: Path::new("/nowhere"),
+            branch: "issue-7",
+            remote: "origin",
+            reason: "killed",
+            host: "h",
+            now: Utc::now(),
+        });
+        assert!(out.worktree_missing);
+        assert!(out.error.is_some_and(|e| e.contains("/nowhere is missing")));
+        assert!(!out.pushed && out.head.is_none() && out.commits.is_empty());
+    }
+}
