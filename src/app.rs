@@ -55,6 +55,7 @@ fn request(a: ClaimArgs, owner: ProcessIdentity) -> ClaimRequest {
         },
         harness: a.harness,
         session: a.session,
+        worktree: a.worktree.map(absolute),
         owner,
     }
 }
@@ -80,6 +81,7 @@ async fn stage_cmd(g: &Globals, a: StageArgs) -> anyhow::Result<i32> {
         name: a.name,
         agent_session: a.session,
         log: a.log,
+        worktree: a.worktree.map(absolute),
         session_id: None,
     };
     stage(&ctx, &a.claim, &update).await?;
@@ -149,4 +151,12 @@ async fn reconcile_cmd(ctx: &Ctx) -> anyhow::Result<i32> {
         }
         .into())
     }
+}
+
+/// `path` made absolute against the current directory, for records read on other machines.
+fn absolute(path: std::path::PathBuf) -> String {
+    std::path::absolute(&path)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }

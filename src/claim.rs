@@ -13,8 +13,8 @@ use crate::exit::Exit;
 use crate::github::{Comment, Issue};
 use crate::host::{LocalClaim, LocalStatus, ProcessIdentity};
 use crate::record::{
-    decode, new_claim_id, ClaimRecord, ClaimState, Decoded, EndRecord, Kind, Outcome, Ownership,
-    RawComment, Record, RunKind,
+    decode, new_claim_id, ClaimRecord, ClaimState, Continuation, Decoded, EndRecord, Kind, Outcome,
+    Ownership, RawComment, Record, RunKind,
 };
 
 pub use crate::policy::{STAGE_CLAIMED, STAGE_RUNNING};
@@ -28,6 +28,8 @@ pub struct ClaimRequest {
     pub kind: RunKind,
     pub harness: Option<String>,
     pub session: Option<String>,
+    /// The Run's git worktree (absolute path), when known.
+    pub worktree: Option<String>,
     /// The process that owns the Claim (the Run, or the caller of `claim`).
     pub owner: ProcessIdentity,
 }
@@ -37,6 +39,8 @@ pub struct ClaimRequest {
 pub struct Held {
     pub comment_id: u64,
     pub record: ClaimRecord,
+    /// Set when the issue's latest end record is a Continuation: what this Run resumes.
+    pub resume: Option<Continuation>,
 }
 
 /// Reads the ownership of an issue from its comments.
@@ -100,6 +104,7 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
         comment_id: None,
         status: LocalStatus::Posting,
         record: record.clone(),
+        salvage: None,
     })?;
     let posted = post_record(ctx, n, &claim_id, Kind::Claim, &record.to_comment()).await?;
     ctx.state
@@ -108,7 +113,7 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
     if !comments.iter().any(|c| c.id == posted.id) {
         comments.push(posted.clone());
     }
-    settle(ctx, n, &record, &comments).await?;
+    let resume = settle(ctx, n, &record, &comments).await?;
     set_claim_labels(ctx, n, record.removed_ready).await?;
     ctx.state
         .update(&claim_id, |c| c.status = LocalStatus::Active)?;
@@ -116,19 +121,29 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
     Ok(Held {
         comment_id: posted.id,
         record,
+        resume,
     })
 }
 
-/// After posting: keep the Claim if it owns the issue, else withdraw and lose.
+/// The Continuation this Claim takes over, if the issue's latest end record is one.
+fn continuation(own: &Ownership) -> Option<Continuation> {
+    let (_, latest) = own.ended.iter().max_by_key(|(_, e)| e.comment_id)?;
+    (latest.record.outcome == Outcome::Continued)
+        .then(|| latest.record.continuation.clone())
+        .flatten()
+}
+
+/// After posting: keep the Claim if it owns the issue (returning the Continuation it takes
+/// over, if any), else withdraw and lose.
 async fn settle(
     ctx: &Ctx,
     n: u64,
     record: &ClaimRecord,
     comments: &[Comment],
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<Continuation>> {
     let own = ownership(ctx, n, comments);
     let why = match own.state(&record.claim_id) {
-        ClaimState::Owner(_) => return Ok(()),
+        ClaimState::Owner(_) => return Ok(continuation(&own)),
         ClaimState::Superseded { by, .. } => format!(
             "lost the race for issue #{n}: claim {} on host {} was first (comment {})",
             by.record.claim_id, by.record.host, by.comment_id
@@ -174,7 +189,7 @@ fn new_record(ctx: &Ctx, req: &ClaimRequest, has_ready: bool) -> ClaimRecord {
         model: None,
         agent_session: req.session.clone(),
         branch: Some(format!("issue-{}", req.issue)),
-        worktree: None,
+        worktree: req.worktree.clone(),
         logs: Vec::new(),
         stage: STAGE_CLAIMED.to_string(),
         stage_since: now,

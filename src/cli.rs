@@ -115,6 +115,9 @@ pub struct ClaimArgs {
     /// The agent session id, when known up front.
     #[arg(long)]
     pub session: Option<String>,
+    /// The Run's git worktree, so a dead Run's work can be salvaged there.
+    #[arg(long)]
+    pub worktree: Option<std::path::PathBuf>,
 }
 
 /// `stage` arguments.
@@ -128,6 +131,9 @@ pub struct StageArgs {
     /// A log path or URL to add to the claim record.
     #[arg(long)]
     pub log: Option<String>,
+    /// The Run's git worktree, once it exists.
+    #[arg(long)]
+    pub worktree: Option<std::path::PathBuf>,
     /// The Claim (default: `THIRDSHIFT_CLAIM_ID`, set inside a Run).
     #[arg(long, env = "THIRDSHIFT_CLAIM_ID")]
     pub claim: String,

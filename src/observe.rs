@@ -8,10 +8,11 @@ use anyhow::Context as _;
 use crate::claim::post_record;
 use crate::context::Ctx;
 use crate::host::liveness::judge;
+use crate::host::salvage::{salvage, SalvageRequest};
 use crate::host::table::ProcessTable;
 use crate::host::{LocalClaim, LocalStatus};
 use crate::record::{
-    ClaimRecord, ClaimState, ClaimVerdict, DeathReason, HostReport, Kind, Verdict,
+    ClaimRecord, ClaimState, ClaimVerdict, DeathReason, HostReport, Kind, Salvage, Verdict,
 };
 use crate::snapshot::Snapshot;
 
@@ -32,11 +33,16 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let mut judge = Judge::new()?;
     let mut verdicts = Vec::new();
     for c in &claims {
+        let verdict = judge.verdict(c)?;
+        let kept = match &verdict {
+            Verdict::Dead { reason, .. } => keep_work(ctx, c, *reason).await?,
+            _ => None,
+        };
         verdicts.push(ClaimVerdict {
             claim_id: c.claim_id.clone(),
             issue: c.issue,
-            verdict: judge.verdict(c)?,
-            kept: None,
+            verdict,
+            kept,
         });
     }
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
@@ -117,6 +123,49 @@ fn hidden_but_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks for existence and permission; nothing is sent.
     let rc = unsafe { libc::kill(pid, 0) };
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Salvages the worktree of a Claim proven dead with no writer left (never before): once per
+/// Claim, remembered in its local record so later passes report the same result.
+async fn keep_work(
+    ctx: &Ctx,
+    claim: &ClaimRecord,
+    reason: DeathReason,
+) -> anyhow::Result<Option<Salvage>> {
+    let Some(worktree) = claim.worktree.clone() else {
+        return Ok(None);
+    };
+    let local = ctx.state.load(&claim.claim_id).ok();
+    if let Some(done) = local.as_ref().and_then(|l| l.salvage.clone()) {
+        return Ok(Some(done));
+    }
+    let branch = claim
+        .branch
+        .clone()
+        .unwrap_or_else(|| format!("issue-{}", claim.issue));
+    let why = match reason {
+        DeathReason::Rebooted => "rebooted",
+        DeathReason::PidGone | DeathReason::PidReused => "killed",
+    };
+    let host = ctx.host.host.clone();
+    let kept = tokio::task::spawn_blocking(move || {
+        salvage(&SalvageRequest {
+            worktree: std::path::Path::new(&worktree),
+            branch: &branch,
+            remote: "origin",
+            reason: why,
+            host: &host,
+            now: chrono::Utc::now(),
+        })
+    })
+    .await
+    .context("salvage task")?;
+    tracing::info!(claim = %claim.claim_id, pushed = kept.pushed, "salvaged: {:?}", kept.error);
+    if local.is_some() {
+        ctx.state
+            .update(&claim.claim_id, |l| l.salvage = Some(kept.clone()))?;
+    }
+    Ok(Some(kept))
 }
 
 /// Local Claims that may still be active.

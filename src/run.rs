@@ -67,6 +67,18 @@ fn spawn(ctx: &Ctx, held: &Held, cmd: &[String]) -> anyhow::Result<tokio::proces
         .env("THIRDSHIFT_STATE_DIR", ctx.state.root())
         .env("GITHUB_REPOSITORY", ctx.client.repo().to_string())
         .env("GITHUB_API_URL", ctx.client.api_url());
+    if let Some(c) = &held.resume {
+        let pairs = [
+            ("THIRDSHIFT_RESUME_SESSION", &c.agent_session),
+            ("THIRDSHIFT_RESUME_HARNESS", &c.harness),
+            ("THIRDSHIFT_BRANCH", &c.branch),
+        ];
+        for (key, value) in pairs {
+            if let Some(v) = value {
+                command.env(key, v);
+            }
+        }
+    }
     // SAFETY: setsid is async-signal-safe; it makes CMD the leader of a new session and process
     // group, so the whole session can be signalled and found again by its id.
     unsafe {

@@ -16,6 +16,7 @@ pub struct StageUpdate {
     pub name: String,
     pub agent_session: Option<String>,
     pub log: Option<String>,
+    pub worktree: Option<String>,
     pub session_id: Option<u32>,
 }
 
@@ -63,6 +64,9 @@ pub async fn stage(ctx: &Ctx, claim_id: &str, update: &StageUpdate) -> anyhow::R
         if !record.logs.contains(log) {
             record.logs.push(log.clone());
         }
+    }
+    if let Some(w) = &update.worktree {
+        record.worktree = Some(w.clone());
     }
     if let Some(sid) = update.session_id {
         record.session_id = Some(sid);

@@ -1,7 +1,7 @@
 //! This machine: who it is (host name, machine id, boot id), its processes (identity that
 //! survives PID reuse, session membership, signals) and the local folder of Claims it took.
-//! `table.rs` snapshots the process table and `liveness.rs` judges a Claim from it; salvage comes
-//! with crash recovery. Nothing here talks to GitHub.
+//! `table.rs` snapshots the process table, `liveness.rs` judges a Claim from it, and `salvage.rs`
+//! keeps a dead Run's work (commit and push, never reset or force). Nothing here talks to GitHub.
 
 pub mod identity;
 pub mod liveness;

@@ -31,7 +31,6 @@ mod git;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use git::{count_status_entries, Git, NETWORK_TIMEOUT};
 
@@ -49,29 +48,9 @@ pub struct SalvageRequest<'a> {
     pub now: DateTime<Utc>,
 }
 
-/// What salvage did and where the work is; goes into the host report and the end record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Salvage {
-    pub worktree: String,
-    pub branch: String,
-    /// Full sha of the salvaged head after salvage (None if unknown).
-    pub head: Option<String>,
-    /// Sha of the `thirdshift: failed run (…)` commit, if one was made.
-    pub salvage_commit: Option<String>,
-    /// Shas that origin did not have before (oldest first), including the salvage commit.
-    pub commits: Vec<String>,
-    /// The branch on origin now equals `head`.
-    pub pushed: bool,
-    /// Files that were uncommitted (staged, unstaged, untracked) before salvage.
-    pub dirty_files: usize,
-    /// Commits of `head` not on origin after the attempt (0 when pushed).
-    pub unpushed_commits: usize,
-    pub worktree_missing: bool,
-    /// No uncommitted work and no commits beyond origin: nothing committed, nothing pushed.
-    pub nothing_to_keep: bool,
-    /// What failed (push rejected, origin unreachable, git error), for people.
-    pub error: Option<String>,
-}
+/// What salvage did and where the work is: the record protocol's type, since it goes into the
+/// host report and the end record.
+pub use crate::record::Salvage;
 
 /// Salvages the work in `req.worktree`. Blocking (runs `git`); never panics: every failure ends
 /// up in [`Salvage::error`] with the work left in place.

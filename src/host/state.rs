@@ -33,6 +33,9 @@ pub struct LocalClaim {
     pub comment_id: Option<u64>,
     pub status: LocalStatus,
     pub record: ClaimRecord,
+    /// What salvage kept once the Claim was proven dead (salvage runs once per Claim).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub salvage: Option<crate::record::Salvage>,
 }
 
 /// The folder of local Claim records.

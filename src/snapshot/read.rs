@@ -58,11 +58,14 @@ async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
             continue;
         };
         let c = &owner.record;
-        let dead = snapshot.report_of(&c.host, &c.machine_id).is_some_and(|r| {
-            matches!(r.report.verdict(&c.claim_id), Some(Verdict::Dead { .. }))
-        });
+        let dead = snapshot
+            .report_of(&c.host, &c.machine_id)
+            .is_some_and(|r| matches!(r.report.verdict(&c.claim_id), Some(Verdict::Dead { .. })));
         if dead && issue.open {
-            let branch = c.branch.clone().unwrap_or_else(|| format!("issue-{}", c.issue));
+            let branch = c
+                .branch
+                .clone()
+                .unwrap_or_else(|| format!("issue-{}", c.issue));
             wanted.push((k, branch));
         }
     }

@@ -85,11 +85,80 @@ pub fn end_comment(e: &EndRecord) -> String {
         };
         out.push_str(&format!("\n- Labels after: {labels}"));
     }
+    out.push_str(&work_lines(e));
     if !e.reason.trim().is_empty() {
         out.push_str("\n\n");
         out.push_str(&quote(&e.reason));
     }
     out
+}
+
+/// Where a dead Run's work is and how to go on with it: the Continuation, the pull request,
+/// what its host kept, and the command that resumes the agent session.
+fn work_lines(e: &EndRecord) -> String {
+    let mut out = String::new();
+    if let Some(c) = &e.continuation {
+        let session = c
+            .agent_session
+            .as_deref()
+            .map_or("a new session".into(), |s| format!("session {}", code(s)));
+        let harness = c.harness.as_deref().map(|h| format!(" ({})", code(h)));
+        let branch = c
+            .branch
+            .as_deref()
+            .map(|b| format!(" on branch {}", code(b)));
+        out.push_str(&format!(
+            "\n- Continuation {}: the next Run resumes {session}{}{}",
+            c.number,
+            harness.unwrap_or_default(),
+            branch.unwrap_or_default()
+        ));
+    }
+    if let Some(pr) = e.pull_request {
+        out.push_str(&format!("\n- Pull request: #{pr}"));
+    }
+    if let Some(k) = &e.kept {
+        out.push_str(&format!("\n- Work: {}", kept_line(k)));
+    }
+    if let Some(cmd) = &e.resume {
+        out.push_str(&format!("\n- Resume the agent session: {}", code(cmd)));
+    }
+    out
+}
+
+/// One line saying what salvage kept and where.
+fn kept_line(k: &crate::record::Salvage) -> String {
+    let head = k.head.as_deref().map(|h| code(h.get(..12).unwrap_or(h)));
+    let at = head.map(|h| format!(" at {h}")).unwrap_or_default();
+    if k.worktree_missing {
+        return format!("worktree {} is gone; nothing to salvage", code(&k.worktree));
+    }
+    if k.nothing_to_keep {
+        return format!("nothing to keep in worktree {}", code(&k.worktree));
+    }
+    if k.pushed {
+        let commit = k.salvage_commit.as_deref().map(|c| {
+            format!(
+                ", with the uncommitted work in {}",
+                code(c.get(..12).unwrap_or(c))
+            )
+        });
+        return format!(
+            "pushed to branch {}{at}{}",
+            code(&k.branch),
+            commit.unwrap_or_default()
+        );
+    }
+    let why = k.error.as_deref().map(|e| format!(" ({})", one_line(e)));
+    format!(
+        "kept on the host in worktree {}, branch {}{at}: {} uncommitted file(s), {} unpushed \
+         commit(s); not pushed{}",
+        code(&k.worktree),
+        code(&k.branch),
+        k.dirty_files,
+        k.unpushed_commits,
+        why.unwrap_or_default()
+    )
 }
 
 /// The title of the registry issue.
@@ -317,6 +386,50 @@ mod tests {
             }
             insta::assert_snapshot!(format!("end_{}", outcome.as_str()), end.to_comment());
         }
+    }
+
+    fn salvage(pushed: bool) -> crate::record::Salvage {
+        crate::record::Salvage {
+            worktree: "/work/wt/issue-42".into(),
+            branch: "issue-42".into(),
+            head: Some("0123456789abcdef0123".into()),
+            salvage_commit: Some("0123456789abcdef0123".into()),
+            commits: vec!["fedcba9876543210".into(), "0123456789abcdef0123".into()],
+            pushed,
+            dirty_files: 3,
+            unpushed_commits: if pushed { 0 } else { 2 },
+            worktree_missing: false,
+            nothing_to_keep: false,
+            error: (!pushed).then(|| "git push: origin unreachable".into()),
+        }
+    }
+
+    #[test]
+    fn hand_off_names_the_kept_work_the_pr_and_the_resume_command() {
+        let mut end = sample_end(Outcome::Recovered);
+        end.kept = Some(salvage(true));
+        end.pull_request = Some(57);
+        end.resume = Some("claude --resume sess-9".into());
+        insta::assert_snapshot!(end.to_comment());
+    }
+
+    #[test]
+    fn hand_off_of_unpushed_work_says_where_it_stays() {
+        let mut end = sample_end(Outcome::Recovered);
+        end.kept = Some(salvage(false));
+        insta::assert_snapshot!(end.to_comment());
+    }
+
+    #[test]
+    fn continuation_names_the_session_the_next_run_resumes() {
+        let mut end = sample_end(Outcome::Continued);
+        end.continuation = Some(crate::record::Continuation {
+            number: 2,
+            branch: Some("issue-42".into()),
+            agent_session: Some("sess-9".into()),
+            harness: Some("codex".into()),
+        });
+        insta::assert_snapshot!(end.to_comment());
     }
 
     #[test]
