@@ -41,17 +41,22 @@ impl LiveRun {
 /// Starts `run` on `host` for `issue` with `script`, and waits until its claim records the
 /// command's session.
 pub async fn start_run(world: &World, host: &str, issue: u64, script: &str) -> LiveRun {
+    start_run_with(world, host, issue, &[], script).await
+}
+
+/// `start_run` with more `run` options (e.g. `--worktree`, `--harness`, `--session`).
+pub async fn start_run_with(
+    world: &World,
+    host: &str,
+    issue: u64,
+    options: &[&str],
+    script: &str,
+) -> LiveRun {
     let child = world
         .cli(host)
-        .args([
-            "run",
-            "--issue",
-            &issue.to_string(),
-            "--",
-            "sh",
-            "-c",
-            script,
-        ])
+        .args(["run", "--issue", &issue.to_string()])
+        .args(options)
+        .args(["--", "sh", "-c", script])
         .spawn()
         .expect("run starts");
     for _ in 0..500 {

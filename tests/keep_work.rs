@@ -1,0 +1,243 @@
+//! A dead Run's work is kept the way a failed Run's is, with real git: a bare origin the emulator
+//! reads branches from, and the Run's worktree. Salvage commits and pushes what the Run left
+//! (never before its writers are gone, never with force), the end record says where the work is
+//! and how to resume, and the continue policy re-queues an issue a bounded number of times.
+
+mod harness;
+#[allow(dead_code)]
+#[path = "support/origin.rs"]
+mod origin;
+
+use std::path::Path;
+use std::time::Duration;
+
+use harness::*;
+use origin::{git, Origin};
+use thirdshift_reconciler::record::Outcome;
+
+const HUMAN: &str = "ready-for-human";
+
+/// Given: an emulator reading branches from a real bare origin, and a Ready issue whose Issue
+/// branch is checked out in the origin's working clone (the Run's worktree).
+async fn setup(title: &str) -> (World, Origin, u64, String) {
+    let world = World::new().await;
+    let origin = Origin::new();
+    world.sim.set_git_origin(origin.bare.clone());
+    let issue = world.ready_issue(title);
+    let branch = format!("issue-{issue}");
+    git(&origin.work, &["checkout", "--quiet", "-b", &branch]);
+    (world, origin, issue, branch)
+}
+
+/// A commit in the worktree that is not pushed, and dirty files next to it.
+fn edit(work: &Path, step: &str) {
+    std::fs::write(work.join(format!("{step}.txt")), step).unwrap();
+    git(work, &["add", "."]);
+    git(work, &["commit", "--quiet", "-m", step]);
+    std::fs::write(work.join("draft.txt"), format!("half-written after {step}")).unwrap();
+}
+
+fn run_options(work: &Path) -> Vec<String> {
+    let w = work.display().to_string();
+    [
+        "--worktree",
+        &w,
+        "--harness",
+        "claude",
+        "--session",
+        "sess-1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+async fn start(world: &World, issue: u64, work: &Path, script: &str) -> LiveRun {
+    let options = run_options(work);
+    let refs: Vec<&str> = options.iter().map(String::as_str).collect();
+    start_run_with(world, "h1", issue, &refs, script).await
+}
+
+fn origin_log(origin: &Origin, branch: &str) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["--git-dir"])
+        .arg(&origin.bare)
+        .args(["log", "--format=%s", branch])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_killed_mid_edit_has_its_work_pushed_and_is_handed_to_people() {
+    let (world, origin, issue, branch) = setup("killed mid-edit").await;
+    // Given a Run killed with one unpushed commit and dirty files in its worktree
+    edit(&origin.work, "first-step");
+    let run = start(&world, issue, &origin.work, "sleep 600").await;
+    run.kill_all().await;
+    // When its host passes
+    observe_reconcile(&world, "h1").await;
+    // Then origin's Issue branch holds the commit and a failed-run commit with the dirty files
+    let log = origin_log(&origin, &branch);
+    assert_eq!(
+        log[..2],
+        ["thirdshift: failed run (killed)", "first-step"],
+        "{log:?}"
+    );
+    let files = git(&origin.work, &["ls-tree", "--name-only", "HEAD"]);
+    assert!(
+        files.contains("draft.txt") && files.contains("first-step.txt"),
+        "{files}"
+    );
+    // And the end record names both commits, and the issue goes to people with the resume command
+    let end = &ends(&world, issue)[0];
+    let kept = end.kept.as_ref().expect("kept work in the end record");
+    assert!(kept.pushed);
+    assert_eq!(kept.commits.len(), 2, "{kept:?}");
+    assert_eq!(end.resume.as_deref(), Some("claude --resume sess-1"));
+    let labels = world.labels(issue);
+    assert!(labels.contains(&HUMAN.to_string()) && !labels.contains(&READY.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_whose_origin_is_unreachable_keeps_everything_and_is_not_requeued() {
+    let (world, origin, issue, _) = setup("no origin").await;
+    // Given a Run with work whose origin cannot be reached, killed outright
+    edit(&origin.work, "first-step");
+    git(
+        &origin.work,
+        &["remote", "set-url", "origin", "/nonexistent/origin.git"],
+    );
+    let run = start(&world, issue, &origin.work, "sleep 600").await;
+    run.kill_all().await;
+    // When its host passes
+    observe_reconcile(&world, "h1").await;
+    // Then nothing is deleted, the end record says where the work is, and people get the issue
+    assert!(origin.work.join("draft.txt").exists() && origin.work.join("first-step.txt").exists());
+    let end = &ends(&world, issue)[0];
+    let kept = end.kept.as_ref().expect("kept");
+    assert!(!kept.pushed && kept.error.is_some(), "{kept:?}");
+    assert_eq!(Path::new(&kept.worktree), origin.work.as_path());
+    assert_eq!(
+        kept.head.as_deref(),
+        Some(git(&origin.work, &["rev-parse", "HEAD"]).as_str())
+    );
+    let labels = world.labels(issue);
+    assert!(labels.contains(&HUMAN.to_string()) && !labels.contains(&READY.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_killed_before_any_work_is_requeued_without_an_empty_commit() {
+    let (world, origin, issue, branch) = setup("no work").await;
+    let before = git(&origin.work, &["rev-parse", "HEAD"]);
+    // Given a Run killed before it changed anything
+    let run = start(&world, issue, &origin.work, "sleep 600").await;
+    run.kill_all().await;
+    // When its host passes
+    observe_reconcile(&world, "h1").await;
+    // Then nothing was committed or pushed and the issue is Ready again
+    assert_eq!(git(&origin.work, &["rev-parse", "HEAD"]), before);
+    assert!(
+        origin_log(&origin, &branch).is_empty(),
+        "no branch on origin"
+    );
+    assert!(
+        ends(&world, issue)[0]
+            .kept
+            .as_ref()
+            .unwrap()
+            .nothing_to_keep
+    );
+    assert!(world.labels(issue).contains(&READY.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn salvage_waits_until_no_writer_of_the_run_is_alive() {
+    let (world, origin, issue, branch) = setup("writer alive").await;
+    edit(&origin.work, "first-step");
+    // Given a Run killed while its command still runs
+    let mut run = start(&world, issue, &origin.work, "sleep 600").await;
+    run.kill_run_only().await;
+    // When its host passes
+    observe_reconcile(&world, "h1").await;
+    // Then nothing was committed or pushed: the writer may still be writing
+    assert!(origin_log(&origin, &branch).is_empty());
+    assert_eq!(
+        git(&origin.work, &["log", "-1", "--format=%s"]),
+        "first-step"
+    );
+    assert!(ends(&world, issue).is_empty());
+    // When the writer is gone and the host passes again
+    run.kill_all().await;
+    observe_reconcile(&world, "h1").await;
+    // Then the work is salvaged
+    assert_eq!(
+        origin_log(&origin, &branch)[0],
+        "thirdshift: failed run (killed)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_policy_requeues_twice_with_the_session_then_hands_to_people() {
+    let (world, origin, issue, _) = setup("continued").await;
+    let config = world.dir.path().join("continue.yml");
+    std::fs::write(
+        &config,
+        "recovery:\n  on_dead: continue\n  max_continuations: 2\n",
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    for round in 0..3 {
+        // Given a Run that records its environment, does some work and is killed outright
+        let env_file = world.dir.path().join(format!("env-{round}"));
+        let script = format!(
+            "env | grep '^THIRDSHIFT_' > '{}'; sleep 600",
+            env_file.display()
+        );
+        let mut options = run_options(&origin.work);
+        options.splice(0..0, ["--config".to_string(), config.display().to_string()]);
+        let refs: Vec<&str> = options.iter().map(String::as_str).collect();
+        let run = start_run_with(&world, "h1", issue, &refs, &script).await;
+        while !env_file.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        seen.push(std::fs::read_to_string(&env_file).unwrap());
+        edit(&origin.work, &format!("step-{round}"));
+        run.kill_all().await;
+        // When its host passes (with the continue policy)
+        let out = world
+            .cli("h1")
+            .arg("--config")
+            .arg(&config)
+            .args(["observe", "--reconcile"])
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    // Then the first two deaths were continued and the third handed to people
+    let outcomes: Vec<Outcome> = ends(&world, issue).iter().map(|e| e.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [Outcome::Continued, Outcome::Continued, Outcome::Recovered]
+    );
+    assert!(world.labels(issue).contains(&HUMAN.to_string()));
+    // And the continued Runs were told what to resume
+    assert!(
+        !seen[0].contains("THIRDSHIFT_RESUME_SESSION"),
+        "{}",
+        seen[0]
+    );
+    for env in &seen[1..] {
+        assert!(env.contains("THIRDSHIFT_RESUME_SESSION=sess-1"), "{env}");
+        assert!(env.contains("THIRDSHIFT_RESUME_HARNESS=claude"), "{env}");
+        assert!(
+            env.contains(&format!("THIRDSHIFT_BRANCH=issue-{issue}")),
+            "{env}"
+        );
+    }
+}
