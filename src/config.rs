@@ -5,6 +5,7 @@
 //! [`Config::load`]), and it does not add the token's own login to the trusted authors: callers
 //! do, because only they know who the token is.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,49 @@ pub struct Config {
     pub registry_issue: Option<u64>,
     pub run: RunConfig,
     pub recovery: Recovery,
+    /// Per-host settings, by host name (as `--host`/`THIRDSHIFT_HOST` or the system names it).
+    pub hosts: BTreeMap<String, HostConfig>,
+    pub pickup: PickupConfig,
+}
+
+/// One host's settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// How many Runs this host carries at once (1 or more).
+    pub capacity: u32,
+}
+
+/// The order in which `pickup` takes Ready issues.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PickupOrder {
+    /// Lowest issue number first (the oldest issue).
+    #[default]
+    LowestFirst,
+    /// Highest issue number first (the newest issue).
+    HighestFirst,
+}
+
+/// Which Ready issues `pickup` takes, and in what order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PickupConfig {
+    /// Issues carrying any of these labels are left alone, besides `labels.in_progress` and
+    /// `labels.hand_off`, which are always skipped.
+    pub skip_labels: Vec<String>,
+    pub order: PickupOrder,
+}
+
+impl Default for PickupConfig {
+    fn default() -> PickupConfig {
+        PickupConfig {
+            skip_labels: ["needs-triage", "needs-info", "ready-for-human", "wontfix"]
+                .map(String::from)
+                .to_vec(),
+            order: PickupOrder::LowestFirst,
+        }
+    }
 }
 
 /// The label names thirdshift manages.
@@ -205,6 +249,20 @@ impl Config {
         if self.registry_issue == Some(0) {
             return Err("registry_issue must be an issue number (1 or more)".into());
         }
+        for (name, host) in &self.hosts {
+            if name.trim().is_empty() {
+                return Err("hosts holds an empty host name".into());
+            }
+            if host.capacity == 0 {
+                return Err(format!(
+                    "hosts.{name}.capacity must be 1 or more (leave the host out to derive it \
+                     from its cores and memory)"
+                ));
+            }
+        }
+        if let Some(l) = self.pickup.skip_labels.iter().find(|l| l.trim().is_empty()) {
+            return Err(format!("pickup.skip_labels holds an empty label name ({l:?})"));
+        }
         Ok(())
     }
 }
@@ -313,6 +371,8 @@ mod tests {
         let c = parse(&doc[start..start + len]).unwrap();
         assert_eq!(c.trusted_authors, ["thirdshift-app[bot]", "alice"]);
         assert_eq!(c.labels.in_progress, "in-progress");
+        assert_eq!(c.hosts["builder-1"].capacity, 2);
+        assert!(c.pickup.skip_labels.contains(&"blocked".to_string()));
     }
 
     #[test]
@@ -333,7 +393,8 @@ mod tests {
         assert_eq!(
             err,
             ".github/thirdshift.yml:3:1: unknown key `lables` \
-             (expected one of labels, trusted_authors, registry_issue, run, recovery)"
+             (expected one of labels, trusted_authors, registry_issue, run, recovery, hosts, \
+             pickup)"
         );
     }
 
@@ -416,6 +477,38 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("write `alice` without the `@`"), "{err}");
+    }
+
+    #[test]
+    fn host_capacities_and_pickup_selection_are_read() {
+        let text = "hosts:\n  h1:\n    capacity: 2\n  big-box:\n    capacity: 6\n\
+                    pickup:\n  skip_labels: [blocked]\n  order: highest-first\n";
+        let c = parse(text).unwrap();
+        assert_eq!(c.hosts["h1"].capacity, 2);
+        assert_eq!(c.hosts["big-box"].capacity, 6);
+        assert_eq!(c.pickup.skip_labels, ["blocked"]);
+        assert_eq!(c.pickup.order, PickupOrder::HighestFirst);
+        let d = Config::default();
+        assert!(d.hosts.is_empty());
+        assert_eq!(d.pickup.order, PickupOrder::LowestFirst);
+        assert!(d.pickup.skip_labels.contains(&"needs-triage".to_string()));
+    }
+
+    #[test]
+    fn host_capacity_zero_or_a_typo_under_a_host_is_refused() {
+        let err = parse("hosts:\n  h1:\n    capacity: 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("hosts.h1.capacity must be 1 or more"), "{err}");
+        let err = parse("hosts:\n  h1:\n    capacty: 2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(".github/thirdshift.yml:3:5:") && err.contains("capacty"),
+            "{err}"
+        );
+        let err = parse("pickup:\n  order: random\n").unwrap_err().to_string();
+        assert!(err.contains("random"), "{err}");
     }
 
     #[test]
