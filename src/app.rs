@@ -26,7 +26,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Release(a) => release_cmd(&g, a).await,
         Command::Sim { port, seed } => crate::sim::run_cli(port, seed).await.map(|_| OK),
         Command::Demo => crate::demo::run().await,
-        Command::Pickup(_) => not_yet("pickup", 5),
+        Command::Pickup(a) => crate::pickup::command(&g, a.max, &a.cmd).await,
         Command::Observe { reconcile } => observe_cmd(&g, reconcile).await,
         Command::Reconcile => {
             let ctx = Ctx::connect(&g, None).await?;

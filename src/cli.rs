@@ -45,7 +45,7 @@ pub enum Command {
     Stage(StageArgs),
     /// End a Claim: inside a Run, or with --claim ID.
     Release(ReleaseArgs),
-    /// Claim Ready issues up to this host's free capacity, one Run each (not yet built).
+    /// Claim Ready issues up to this host's free capacity, one detached Run each, then exit.
     Pickup(PickupArgs),
     /// Check this host's Claims and write its host report (not yet built).
     Observe {
@@ -163,8 +163,10 @@ pub struct ReleaseArgs {
 /// `pickup` arguments.
 #[derive(Debug, Args)]
 pub struct PickupArgs {
+    /// Start at most this many Runs in this pass (fewer when fewer slots are free).
     #[arg(long)]
     pub max: Option<u32>,
+    /// The command each Run runs, after `--`.
     #[arg(last = true, num_args = 1..)]
     pub cmd: Vec<String>,
 }

@@ -14,6 +14,7 @@ pub mod exit;
 pub mod github;
 pub mod host;
 pub mod observe;
+pub mod pickup;
 pub mod policy;
 pub mod reconcile;
 pub mod record;

@@ -1,12 +1,15 @@
 //! `observe`: this host's view of its own Claims. For every active Claim naming this host (on
 //! GitHub, or in the local state folder) it judges the owner from this machine's process table
 //! and boot id, and writes the verdicts into this host's report on the registry issue, editing
-//! the report only when its content changed. It ends no Claim: reconcile does, on this evidence.
+//! the report only when its content changed. The report also carries this host's capacity and
+//! its slots in use (live Claims across every repository it serves). It ends no Claim: reconcile
+//! does, on this evidence.
 
 use anyhow::Context as _;
 
 use crate::claim::post_record;
 use crate::context::Ctx;
+use crate::host::capacity::{capacity, live_claims};
 use crate::host::liveness::judge;
 use crate::host::salvage::{salvage, SalvageRequest};
 use crate::host::table::ProcessTable;
@@ -46,11 +49,14 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
         });
     }
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
+    let in_use = live_claims(&ctx.state, &judge.first, &judge.boot_id).len();
     let report = HostReport {
         host: ctx.host.host.clone(),
         machine_id: ctx.host.machine_id.clone(),
         boot_id: ctx.host.boot_id.clone(),
         claims: verdicts,
+        capacity: Some(capacity(&ctx.config, &ctx.host.host)),
+        slots_used: Some(u32::try_from(in_use).unwrap_or(u32::MAX)),
     };
     let (registry_issue, report_written) = write_report(ctx, &snapshot, &report).await?;
     Ok(Observed {

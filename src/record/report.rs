@@ -109,6 +109,12 @@ pub struct HostReport {
     /// Verdicts, sorted by claim id.
     #[serde(default)]
     pub claims: Vec<ClaimVerdict>,
+    /// How many Runs this host carries at once (configured, or derived from cores and memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u32>,
+    /// Slots in use: this host's live Claims across every repository it serves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots_used: Option<u32>,
 }
 
 impl HostReport {
@@ -176,6 +182,8 @@ mod tests {
                     kept: None,
                 },
             ],
+            capacity: Some(2),
+            slots_used: Some(1),
         }
     }
 
@@ -186,6 +194,21 @@ mod tests {
             Decoded::Record(Record::HostReport(back)) => assert_eq!(back, r),
             other => panic!("not a host report: {other:?}"),
         }
+    }
+
+    #[test]
+    fn report_without_capacity_reads_and_writes_as_before() {
+        let old = HostReport {
+            capacity: None,
+            slots_used: None,
+            ..report()
+        };
+        let json = old.to_json();
+        assert!(json.get("capacity").is_none() && json.get("slots_used").is_none());
+        let back: HostReport = serde_json::from_value(json).unwrap();
+        assert_eq!(back, old);
+        assert_eq!(report().to_json()["capacity"], 2);
+        assert_eq!(report().to_json()["slots_used"], 1);
     }
 
     #[test]

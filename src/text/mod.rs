@@ -182,6 +182,15 @@ pub fn host_report_comment(r: &HostReport) -> String {
         r.claims.len(),
         if r.claims.len() == 1 { "" } else { "s" }
     );
+    if let (Some(capacity), Some(used)) = (r.capacity, r.slots_used) {
+        out.insert_str(
+            out.len() - 1,
+            &format!(
+                "; {used} of {capacity} slot{} in use",
+                if capacity == 1 { "" } else { "s" }
+            ),
+        );
+    }
     if !r.claims.is_empty() {
         out.push('\n');
     }
@@ -346,8 +355,21 @@ mod tests {
                     kept: None,
                 },
             ],
+            capacity: None,
+            slots_used: None,
         };
         insta::assert_snapshot!(host_report_comment(&report));
+        let with_slots = HostReport {
+            capacity: Some(2),
+            slots_used: Some(1),
+            ..report
+        };
+        let first = host_report_comment(&with_slots);
+        assert!(
+            first.starts_with("🖥️ **Host report** from `builder-1`")
+                && first.contains(": 3 Claims on this host; 1 of 2 slots in use.\n"),
+            "{first}"
+        );
     }
 
     #[test]

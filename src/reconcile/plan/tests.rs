@@ -184,6 +184,8 @@ fn report(verdicts: Vec<ClaimVerdict>) -> HostReport {
         machine_id: MACHINE.into(),
         boot_id: "b-2".into(),
         claims: verdicts,
+        capacity: None,
+        slots_used: None,
     }
 }
 
