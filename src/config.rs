@@ -261,7 +261,9 @@ impl Config {
             }
         }
         if let Some(l) = self.pickup.skip_labels.iter().find(|l| l.trim().is_empty()) {
-            return Err(format!("pickup.skip_labels holds an empty label name ({l:?})"));
+            return Err(format!(
+                "pickup.skip_labels holds an empty label name ({l:?})"
+            ));
         }
         Ok(())
     }

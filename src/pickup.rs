@@ -198,7 +198,9 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         "host {}: {} of {} slots in use; taking up to {free} Ready issue(s)",
         report.slots.host, report.slots.in_use, report.slots.capacity
     );
-    let ready = ctx.client.list_issues("open", Some(&ctx.config.labels.ready));
+    let ready = ctx
+        .client
+        .list_issues("open", Some(&ctx.config.labels.ready));
     for issue in candidates(&ctx.config, ready.await?) {
         if report.started() >= free {
             break;
@@ -348,7 +350,9 @@ async fn settle(
             }
             Some(LocalStatus::Lost) => {
                 wait_exit(&mut child, Duration::from_secs(5)).await;
-                return Ok(Attempt::Lost { why: last_line(log) });
+                return Ok(Attempt::Lost {
+                    why: last_line(log),
+                });
             }
             _ => {}
         }

@@ -110,13 +110,14 @@ mod tests {
     #[test]
     fn configured_capacity_wins_over_the_derived_one() {
         let mut config = Config::default();
-        config
-            .hosts
-            .insert("h1".into(), HostConfig { capacity: 7 });
+        config.hosts.insert("h1".into(), HostConfig { capacity: 7 });
         assert_eq!(capacity(&config, "h1"), 7);
         assert_eq!(capacity_source(&config, "h1"), "configured");
         assert!(capacity(&config, "h2") >= 1);
-        assert_eq!(capacity_source(&config, "h2"), "derived from cores and memory");
+        assert_eq!(
+            capacity_source(&config, "h2"),
+            "derived from cores and memory"
+        );
     }
 
     fn local(claim_id: &str, pid: u32, status: LocalStatus, repo: &str) -> LocalClaim {
