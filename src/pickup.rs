@@ -10,15 +10,11 @@
 //! state folder and without `RUNNER_TRACKING_ID`, so neither the end of a CI job nor the end of
 //! this process stops them. Pickup holds no Claim itself: `run` takes it through the claim
 //! protocol. Two pickups on one host take turns (a lock file in the state folder), so they cannot
-//! both count the same free slot.
+//! both count the same free slot. Starting and watching one Run is `pickup/launch.rs`.
 
-use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+mod launch;
 
 use anyhow::Context as _;
-use chrono::{DateTime, Utc};
 use tracing::Instrument as _;
 
 use crate::cli::Globals;
@@ -27,13 +23,10 @@ use crate::context::Ctx;
 use crate::exit::{ERROR, OK};
 use crate::github::Issue;
 use crate::host::capacity::{capacity, capacity_source, live_claims};
-use crate::host::{HostIdentity, LocalStatus, ProcessTable, StateDir};
+use crate::host::{HostIdentity, ProcessTable, StateDir};
+use launch::POLL;
+pub use launch::{attempt, Attempt, Launch, Tried, CLAIM_WAIT};
 
-/// How long a started Run may take to win or lose its Claim before pickup stops waiting for it
-/// (it then counts as started: it may still win).
-const CLAIM_WAIT: Duration = Duration::from_secs(60);
-/// How often the state folder and the Run are looked at while waiting.
-const POLL: Duration = Duration::from_millis(50);
 /// A pass stops after this many Runs failed before claiming: something is broken for all.
 const MAX_FAILURES: usize = 3;
 
@@ -81,55 +74,6 @@ impl Slots {
             self.host, self.in_use, self.capacity, self.source
         ))
     }
-}
-
-/// What to start for each issue taken: this binary's `run` with CMD.
-#[derive(Clone, Debug)]
-pub struct Launch {
-    /// The binary that runs `run` (this one).
-    pub exe: PathBuf,
-    /// The config file the Runs read, when one was given.
-    pub config: Option<PathBuf>,
-    pub cmd: Vec<String>,
-}
-
-impl Launch {
-    /// This binary, the config file of `globals`, and CMD (which must not be empty).
-    pub fn new(globals: &Globals, cmd: &[String]) -> anyhow::Result<Launch> {
-        if cmd.is_empty() {
-            return Err(crate::exit::Exit::usage(
-                "pickup needs the command each Run runs: pickup [--max N] -- CMD...",
-            )
-            .into());
-        }
-        Ok(Launch {
-            exe: std::env::current_exe().context("finding this program's path")?,
-            config: globals.config.clone(),
-            cmd: cmd.to_vec(),
-        })
-    }
-}
-
-/// How one attempt on an issue ended, as far as pickup waits for it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Attempt {
-    /// The Run won the Claim and works on.
-    Won { claim_id: String, pid: u32 },
-    /// The Run lost the Claim (owned, no longer Ready, or a lost race) and exited 3.
-    Lost { why: String },
-    /// The Run exited with an error before it won or lost.
-    Failed { code: Option<i32>, why: String },
-    /// The Run had neither won nor lost when pickup stopped waiting; it may still win.
-    Pending { pid: u32 },
-}
-
-/// One issue pickup tried, or skipped because it found it claimed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tried {
-    pub issue: u64,
-    pub attempt: Attempt,
-    /// The Run's log file.
-    pub log: PathBuf,
 }
 
 /// What a pickup pass did.
@@ -221,7 +165,7 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         println!("{}", line(&tried));
         report.tried.push(tried);
     }
-    if report.started() < free {
+    if report.started() < free && report.failed() < MAX_FAILURES {
         println!("no more Ready issues to take");
     }
     Ok(report)
@@ -264,163 +208,6 @@ fn line(t: &Tried) -> String {
     }
 }
 
-/// Starts a detached Run on issue `n` and waits until it has won or lost its Claim.
-async fn attempt(ctx: &Ctx, n: u64, launch: &Launch) -> anyhow::Result<Tried> {
-    let since = Utc::now();
-    let log = log_path(ctx.state.root(), n, since);
-    let child = spawn(ctx, n, launch, &log)?;
-    let attempt = settle(&ctx.state, n, child, since, &log).await?;
-    Ok(Tried {
-        issue: n,
-        attempt,
-        log,
-    })
-}
-
-/// `<state>/logs/issue-N-<UTC time>.log`.
-fn log_path(root: &Path, n: u64, at: DateTime<Utc>) -> PathBuf {
-    let stamp = at.format("%Y%m%dT%H%M%S%.3fZ");
-    root.join("logs").join(format!("issue-{n}-{stamp}.log"))
-}
-
-/// `EXE --repo .. --api-url .. --host .. --state-dir .. [--config ..] run --issue N -- CMD...` in
-/// a new session, stdin from /dev/null, output appended to `log`, without `RUNNER_TRACKING_ID`.
-fn spawn(ctx: &Ctx, n: u64, launch: &Launch, log: &Path) -> anyhow::Result<Child> {
-    let dir = log.parent().expect("logs folder");
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .with_context(|| format!("opening the Run's log {}", log.display()))?;
-    let mut command = std::process::Command::new(&launch.exe);
-    command
-        .arg("--repo")
-        .arg(ctx.client.repo().to_string())
-        .arg("--api-url")
-        .arg(ctx.client.api_url())
-        .arg("--host")
-        .arg(&ctx.host.host)
-        .arg("--state-dir")
-        .arg(ctx.state.root());
-    if let Some(config) = &launch.config {
-        command.arg("--config").arg(config);
-    }
-    command
-        .args(["run", "--issue", &n.to_string(), "--"])
-        .args(&launch.cmd)
-        .stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out)
-        .env_remove("RUNNER_TRACKING_ID");
-    // SAFETY: setsid is async-signal-safe; the Run leads a new session, so no terminal hang-up,
-    // no signal to this process group and no job cleanup that follows this process reaches it.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let child = command
-        .spawn()
-        .with_context(|| format!("starting {}", launch.exe.display()))?;
-    tracing::info!(issue = n, pid = child.id(), "Run started");
-    Ok(child)
-}
-
-/// Waits until the Run `child` on issue `n` (started at `since`) has won or lost its Claim: its
-/// local record says active (or already ended) or lost, or it exited first.
-async fn settle(
-    state: &StateDir,
-    n: u64,
-    mut child: Child,
-    since: DateTime<Utc>,
-    log: &Path,
-) -> anyhow::Result<Attempt> {
-    let pid = child.id();
-    let deadline = Instant::now() + CLAIM_WAIT;
-    loop {
-        let status = record_status(state, n, pid, since);
-        match status {
-            Some(LocalStatus::Active | LocalStatus::Ended) => {
-                let claim_id = record_claim(state, n, pid, since).unwrap_or_default();
-                return Ok(Attempt::Won { claim_id, pid });
-            }
-            Some(LocalStatus::Lost) => {
-                wait_exit(&mut child, Duration::from_secs(5)).await;
-                return Ok(Attempt::Lost {
-                    why: last_line(log),
-                });
-            }
-            _ => {}
-        }
-        if let Some(exit) = child.try_wait()? {
-            // The record may have been written just before the Run exited.
-            if status != record_status(state, n, pid, since) {
-                continue;
-            }
-            let why = last_line(log);
-            return Ok(match exit.code() {
-                Some(crate::exit::LOST) => Attempt::Lost { why },
-                code => Attempt::Failed { code, why },
-            });
-        }
-        if Instant::now() >= deadline {
-            return Ok(Attempt::Pending { pid });
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
-
-/// The local record the Run `pid` wrote for issue `n` since `since`, if any.
-fn record_of(
-    state: &StateDir,
-    n: u64,
-    pid: u32,
-    since: DateTime<Utc>,
-) -> Option<crate::host::LocalClaim> {
-    let earliest = since - chrono::Duration::seconds(1);
-    state
-        .all()
-        .into_iter()
-        .find(|c| c.record.issue == n && c.record.pid == pid && c.record.claimed_at >= earliest)
-}
-
-fn record_status(state: &StateDir, n: u64, pid: u32, since: DateTime<Utc>) -> Option<LocalStatus> {
-    record_of(state, n, pid, since).map(|c| c.status)
-}
-
-fn record_claim(state: &StateDir, n: u64, pid: u32, since: DateTime<Utc>) -> Option<String> {
-    record_of(state, n, pid, since).map(|c| c.record.claim_id)
-}
-
-/// Reaps `child` if it exits within `limit`.
-async fn wait_exit(child: &mut Child, limit: Duration) {
-    let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if matches!(child.try_wait(), Ok(Some(_)) | Err(_)) {
-            return;
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
-
-/// The last non-empty line of a Run's log, without the program's name: why it lost or failed.
-fn last_line(log: &Path) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let last = text.lines().rev().find(|l| !l.trim().is_empty());
-    last.map_or_else(
-        || "no output".to_string(),
-        |l| {
-            l.trim_start_matches("thirdshift-reconciler: ")
-                .trim()
-                .to_string()
-        },
-    )
-}
-
 /// This host's pickup turn: an exclusive lock on `<state>/pickup.lock`, released when dropped.
 /// The file is opened close-on-exec, so the Runs started while it is held do not keep it.
 struct HostLock {
@@ -455,5 +242,105 @@ impl HostLock {
             }
             tokio::time::sleep(POLL).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn issue(number: u64, labels: &[&str]) -> Issue {
+        let labels: Vec<_> = labels
+            .iter()
+            .map(|l| serde_json::json!({ "name": l }))
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "number": number,
+            "title": format!("issue {number}"),
+            "state": "open",
+            "labels": labels,
+            "user": null,
+            "updated_at": "2026-01-01T00:00:00Z",
+        }))
+        .expect("an issue")
+    }
+
+    fn numbers(issues: &[Issue]) -> Vec<u64> {
+        issues.iter().map(|i| i.number).collect()
+    }
+
+    #[test]
+    fn only_ready_issues_without_a_skip_label_are_candidates_lowest_first() {
+        // given Ready issues, some also in progress, handed to people, or in triage (any case)
+        let issues = vec![
+            issue(9, &["ready-for-agent"]),
+            issue(2, &["ready-for-agent", "in-progress"]),
+            issue(3, &["ready-for-agent", "ready-for-human"]),
+            issue(4, &["ready-for-agent", "Needs-Triage"]),
+            issue(5, &["ready-for-agent", "wontfix"]),
+            issue(6, &["needs-info"]),
+            issue(7, &["ready-for-agent", "bug"]),
+        ];
+        // when candidates are chosen with the defaults
+        let picked = candidates(&Config::default(), issues.clone());
+        // then only the plain Ready ones remain, lowest number first
+        assert_eq!(numbers(&picked), [7, 9]);
+        // and with the newest first, and a custom hand-off label always skipped
+        let mut config = Config::default();
+        config.pickup.order = PickupOrder::HighestFirst;
+        config.pickup.skip_labels = vec![];
+        config.labels.hand_off = "bug".into();
+        assert_eq!(numbers(&candidates(&config, issues)), [9, 5, 4, 3]);
+    }
+
+    fn slots(capacity: u32, in_use: u32) -> Slots {
+        Slots {
+            host: "h1".into(),
+            capacity,
+            source: "configured",
+            in_use,
+        }
+    }
+
+    #[test]
+    fn free_slots_are_capacity_minus_live_claims_at_most_max() {
+        assert_eq!(slots(2, 0).free(None), 2);
+        assert_eq!(slots(2, 1).free(None), 1);
+        assert_eq!(slots(4, 1).free(Some(2)), 2);
+        assert_eq!(slots(2, 5).free(None), 0, "over capacity is none free");
+        assert_eq!(slots(2, 0).skip_reason(None), None);
+        assert_eq!(
+            slots(2, 2).skip_reason(Some(1)).as_deref(),
+            Some(
+                "host h1 is at capacity (2 of 2 slots in use, capacity configured); pickup skipped"
+            )
+        );
+        assert_eq!(
+            slots(2, 0).skip_reason(Some(0)).as_deref(),
+            Some("host h1: --max 0; pickup skipped")
+        );
+    }
+
+    #[test]
+    fn pickups_on_one_host_take_turns() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::resolve(Some(dir.path()));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            // given one pickup holding this host's turn
+            let first = HostLock::acquire(&state).await.unwrap();
+            // when a second asks for it, it waits
+            let second = HostLock::acquire(&state);
+            let waited = tokio::time::timeout(std::time::Duration::from_millis(200), second);
+            assert!(waited.await.is_err(), "the second pickup waits");
+            // then it gets the turn once the first is done
+            drop(first);
+            let again =
+                tokio::time::timeout(std::time::Duration::from_secs(2), HostLock::acquire(&state));
+            assert!(again.await.is_ok(), "the turn passes on");
+        });
     }
 }

@@ -16,7 +16,7 @@ use thirdshift_reconciler::host::capacity::live_claims;
 use thirdshift_reconciler::host::identity::boot_id;
 use thirdshift_reconciler::host::process::Stat;
 use thirdshift_reconciler::host::{LocalStatus, ProcessTable, StateDir};
-use thirdshift_reconciler::record::{Outcome, Record};
+use thirdshift_reconciler::record::{HostReport, Outcome, Record};
 
 const BIN: &str = env!("CARGO_BIN_EXE_thirdshift-reconciler");
 const COMMENTS_ROUTE: &str = "/repos/{owner}/{repo}/issues/{issue_number}/comments";
@@ -437,4 +437,56 @@ async fn runs_outlive_pickup_in_their_own_session_without_the_runner_tracking_id
             .any(|l| l.starts_with(&format!("issue-{issue}-"))),
         "{logs:?}"
     );
+}
+
+/// The host reports on the registry issue, by host.
+fn host_reports(world: &World) -> BTreeMap<String, HostReport> {
+    let mut reports = BTreeMap::new();
+    for n in (1..=20).filter(|n| world.sim.issue(*n).is_some()) {
+        for r in world.records(n) {
+            if let Record::HostReport(r) = r {
+                reports.insert(r.host.clone(), r);
+            }
+        }
+    }
+    reports
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_report_shows_capacity_and_slots_in_use_and_is_not_rewritten_unchanged() {
+    let world = World::new().await;
+    // Given host h1 of capacity 3 carrying one live Run
+    let config = config(&world, &[("h1", 3)]);
+    let run = start_run(&world, "h1", world.ready_issue("one"), "sleep 30").await;
+    let observe = |world: &World| {
+        let mut cmd = world.cli("h1");
+        cmd.arg("--config").arg(&config).arg("observe");
+        cmd.output()
+    };
+    // When h1 observes
+    let out = observe(&world).await.expect("observe runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then its report says 1 of 3 slots in use, in its readable part too
+    let report = host_reports(&world).remove("h1").expect("h1 reported");
+    assert_eq!((report.capacity, report.slots_used), (Some(3), Some(1)));
+    let registry = (1..=5)
+        .find(|n| {
+            world
+                .sim
+                .comments(*n)
+                .iter()
+                .any(|c| c.body.contains("Host report"))
+        })
+        .expect("registry issue");
+    let text = world.sim.comments(registry)[0].body.clone();
+    assert!(
+        text.contains("1 Claim on this host; 1 of 3 slots in use."),
+        "{text}"
+    );
+    // And observing the unchanged host again writes nothing
+    world.sim.clear_requests();
+    let again = observe(&world).await.expect("observe runs");
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(writes(&world), Vec::<String>::new());
+    run.kill_all().await;
 }
