@@ -62,7 +62,7 @@ pub enum Attempt {
     Pending { pid: u32 },
 }
 
-/// One issue pickup tried, or skipped because it found it claimed.
+/// One issue pickup started a Run for, and how that Run's claim went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tried {
     pub issue: u64,
