@@ -71,7 +71,12 @@ impl StopPlan {
     }
 
     fn signal_rest(&self, sig: i32) -> usize {
-        let session = self.session.map_or(0, |sid| signal_session(sid, sig));
+        // Counted before sending: a process killed at once no longer shows as a member.
+        let session = self.session.map_or(0, |sid| {
+            let members = session_members(sid).len();
+            signal_session(sid, sig);
+            members
+        });
         session + self.strays.iter().map(|p| send(*p, sig)).sum::<usize>()
     }
 
