@@ -15,7 +15,7 @@ use anyhow::Context as _;
 
 use super::liveness::judge;
 use super::process::{session_members, signal_session, ProcessIdentity, Stat};
-use super::table::ProcessTable;
+use super::table::{ProcessEntry, ProcessTable};
 use crate::record::{ClaimRecord, Verdict};
 
 /// How often a stop looks again whether the processes are gone.
@@ -152,6 +152,15 @@ fn session_is_the_runs(
         })
 }
 
+/// Whether `me` (the stopping process) belongs to the Run it would stop: stopping it would stop
+/// itself half-way.
+fn is_inside(claim: &ClaimRecord, plan: &StopPlan, me: Option<&ProcessEntry>) -> bool {
+    me.is_some_and(|me| {
+        plan.session == Some(me.session_id)
+            || me.claim_id.as_deref() == Some(claim.claim_id.as_str())
+    })
+}
+
 /// Stops `claim`'s Run: SIGTERM to all of it, up to `grace` for the session to leave, SIGKILL to
 /// what is left of it, up to `grace` more for the Run process to hand back and exit, SIGKILL to
 /// the Run process.
@@ -164,6 +173,13 @@ pub async fn stop(claim: &ClaimRecord, grace: Duration) -> anyhow::Result<Stoppe
             nothing_ran: true,
             ..Stopped::default()
         });
+    }
+    if is_inside(claim, &plan, table.get(std::process::id())) {
+        anyhow::bail!(
+            "this process runs inside the Run of claim {} that it is asked to stop: run observe \
+             outside the Run",
+            claim.claim_id
+        );
     }
     tracing::info!(claim = %claim.claim_id, ?plan, "cancel: sending SIGTERM");
     plan.signal_all(libc::SIGTERM);
@@ -220,7 +236,6 @@ fn send(p: ProcessIdentity, sig: i32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::table::ProcessEntry;
     use crate::record::claim::tests::sample_claim;
 
     const BOOT: &str = "8d1f0c2a-6b1e-4f7e-9a3b-2c5d7e9f1a3b";
@@ -319,6 +334,21 @@ mod tests {
         };
         // then nothing is planned
         assert!(plan(&other, BOOT, &ProcessTable::from_entries(entries)).is_empty());
+    }
+
+    #[test]
+    fn a_stopper_inside_the_run_is_told_apart() {
+        let plan = StopPlan {
+            session: Some(4243),
+            ..StopPlan::default()
+        };
+        let inside_session = p(6000, 1, 4243, 4243, None);
+        let carrying_claim = p(6000, 1, 6000, 1, Some(CLAIM));
+        let outside = p(6000, 1, 6000, 1, Some("c-other"));
+        assert!(is_inside(&claim(), &plan, Some(&inside_session)));
+        assert!(is_inside(&claim(), &plan, Some(&carrying_claim)));
+        assert!(!is_inside(&claim(), &plan, Some(&outside)));
+        assert!(!is_inside(&claim(), &plan, None));
     }
 
     #[tokio::test]
