@@ -1,7 +1,9 @@
 //! `observe`: this host's view of its own Claims. For every active Claim naming this host (on
 //! GitHub, or in the local state folder) it judges the owner from this machine's process table
 //! and boot id, and writes the verdicts into this host's report on the registry issue, editing
-//! the report only when its content changed. It ends no Claim: reconcile does, on this evidence.
+//! the report only when its content changed. It ends no Claim on its verdicts: reconcile does, on
+//! this evidence. The one Claim it ends is one it stopped on a cancel request (`crate::cancel`):
+//! those are carried out first and, once ended, left out of the report.
 
 use anyhow::Context as _;
 
@@ -20,6 +22,8 @@ use crate::snapshot::Snapshot;
 #[derive(Clone, Debug)]
 pub struct Observed {
     pub report: HostReport,
+    /// The cancel requests this pass carried out (or tried to).
+    pub cancels: Vec<crate::cancel::Carried>,
     pub registry_issue: u64,
     pub report_written: bool,
 }
@@ -30,6 +34,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let extra: Vec<u64> = local.iter().map(|c| c.record.issue).collect();
     let snapshot = crate::snapshot::read::read(ctx, &extra).await?;
     let claims = claims_to_judge(ctx, &snapshot, &local)?;
+    let (claims, cancels) = crate::cancel::carry_out(ctx, &snapshot, claims).await?;
     let mut judge = Judge::new()?;
     let mut verdicts = Vec::new();
     for c in &claims {
@@ -55,6 +60,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let (registry_issue, report_written) = write_report(ctx, &snapshot, &report).await?;
     Ok(Observed {
         report,
+        cancels,
         registry_issue,
         report_written,
     })
