@@ -32,7 +32,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let ctx = Ctx::connect(&g, None).await?;
             reconcile_cmd(&ctx).await
         }
-        Command::Cancel { .. } => not_yet("cancel", 5),
+        Command::Cancel { issue, reason } => {
+            let ctx = Ctx::connect(&g, None).await?;
+            println!("{}", crate::cancel::cancel(&ctx, issue, reason).await?);
+            Ok(OK)
+        }
         Command::Command { .. } => not_yet("command", 6),
         Command::Status { .. } => not_yet("status", 7),
     }
@@ -124,6 +128,9 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
         "{}",
         crate::summary::observed(&seen.report, seen.report_written)
     );
+    for carried in &seen.cancels {
+        println!("{}", carried.line());
+    }
     if !and_reconcile {
         return Ok(OK);
     }

@@ -55,10 +55,14 @@ pub enum Command {
     },
     /// End Claims whose owner is proven dead (not yet built).
     Reconcile,
-    /// Ask the owning host to stop the Run on an issue (not yet built).
+    /// Ask the owning host to stop the Run on an issue: posts a cancel request (once) that the
+    /// host's next `observe` carries out. Exit 0, also when there is nothing to cancel.
     Cancel {
         #[arg(long)]
         issue: u64,
+        /// Why, in a sentence, for the request and the end record.
+        #[arg(long)]
+        reason: Option<String>,
     },
     /// Handle one issue_comment event payload (not yet built).
     Command {

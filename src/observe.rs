@@ -2,8 +2,10 @@
 //! GitHub, or in the local state folder) it judges the owner from this machine's process table
 //! and boot id, and writes the verdicts into this host's report on the registry issue, editing
 //! the report only when its content changed. The report also carries this host's capacity and
-//! its slots in use (live Claims across every repository it serves). It ends no Claim: reconcile
-//! does, on this evidence.
+//! its slots in use (live Claims across every repository it serves). It ends no Claim on its
+//! verdicts: reconcile does, on this evidence. The one Claim it ends is one it stopped on a
+//! cancel request (`crate::cancel`): those are carried out first and, once ended, left out of the
+//! report.
 
 use anyhow::Context as _;
 
@@ -23,6 +25,8 @@ use crate::snapshot::Snapshot;
 #[derive(Clone, Debug)]
 pub struct Observed {
     pub report: HostReport,
+    /// The cancel requests this pass carried out (or tried to).
+    pub cancels: Vec<crate::cancel::Carried>,
     pub registry_issue: u64,
     pub report_written: bool,
 }
@@ -33,6 +37,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let extra: Vec<u64> = local.iter().map(|c| c.record.issue).collect();
     let snapshot = crate::snapshot::read::read(ctx, &extra).await?;
     let claims = claims_to_judge(ctx, &snapshot, &local)?;
+    let (claims, cancels) = crate::cancel::carry_out(ctx, &snapshot, claims).await?;
     let mut judge = Judge::new()?;
     let mut verdicts = Vec::new();
     for c in &claims {
@@ -61,6 +66,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let (registry_issue, report_written) = write_report(ctx, &snapshot, &report).await?;
     Ok(Observed {
         report,
+        cancels,
         registry_issue,
         report_written,
     })

@@ -18,14 +18,15 @@ pub fn work_started(record: &ClaimRecord) -> bool {
 
 /// The label to add when the Claim of `record` ends with `outcome`, if any: failed and
 /// recovered Claims go back to the queue only when nothing was started and the Claim had removed
-/// `ready-for-agent`, else to people; handed-back Claims go back to the queue.
+/// `ready-for-agent`, else to people; handed-back and cancelled Claims (both stopped on
+/// request) go back to the queue when the Claim had removed `ready-for-agent`.
 pub fn label_after<'a>(
     labels: &'a Labels,
     record: &ClaimRecord,
     outcome: Outcome,
 ) -> Option<&'a str> {
     match outcome {
-        Outcome::HandedBack if record.removed_ready => Some(&labels.ready),
+        Outcome::HandedBack | Outcome::Cancelled if record.removed_ready => Some(&labels.ready),
         Outcome::Failed | Outcome::Recovered if !record.removed_ready => Some(&labels.hand_off),
         Outcome::Failed | Outcome::Recovered if work_started(record) => Some(&labels.hand_off),
         Outcome::Failed | Outcome::Recovered => Some(&labels.ready),
@@ -55,6 +56,21 @@ pub fn continuations(ended: &[(ClaimView, EndView)]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cancelled_claims_are_handed_back_like_handed_back_ones() {
+        let labels = Labels::default();
+        let mut record = crate::record::claim::tests::sample_claim();
+        for outcome in [Outcome::HandedBack, Outcome::Cancelled] {
+            record.removed_ready = true;
+            assert_eq!(
+                label_after(&labels, &record, outcome),
+                Some("ready-for-agent")
+            );
+            record.removed_ready = false;
+            assert_eq!(label_after(&labels, &record, outcome), None);
+        }
+    }
 
     #[test]
     fn resume_command_is_known_for_claude_and_codex_only() {

@@ -1,6 +1,8 @@
 //! Ending a Claim the way its Run ended: an end record first (posted exactly once, whoever
 //! repeats it), then the labels, one at a time. Safe to repeat: a Claim already ended is left as
-//! it is. Labels are touched only when the Claim owned the issue.
+//! it is. Labels are touched only when the Claim owned the issue. A Run stopped by a signal while
+//! a trusted cancel request for its Claim is pending ends `cancelled` (`crate::cancel`), so the
+//! Run and the host carrying the request out write the same end, whichever writes it.
 
 use chrono::Utc;
 
@@ -28,16 +30,27 @@ pub enum Released {
     AlreadyEnded { outcome: Outcome, by: String },
 }
 
-/// Ends the Claim `claim_id` of this host.
+/// Ends the Claim `claim_id` of this host's Run, as `run@HOST`.
 pub async fn release(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Result<Released> {
     let local = ctx.state.load(claim_id)?;
-    let n = local.record.issue;
+    let actor = format!("run@{}", ctx.host.host);
+    end_claim(ctx, local.record.issue, claim_id, &actor, ending).await
+}
+
+/// Ends the Claim `claim_id` on issue `n` as `actor`, and marks this host's local record of it
+/// (if any) ended.
+pub async fn end_claim(
+    ctx: &Ctx,
+    n: u64,
+    claim_id: &str,
+    actor: &str,
+    ending: &Ending,
+) -> anyhow::Result<Released> {
     let comments = ctx.client.list_issue_comments(n).await?;
     let own = crate::claim::ownership(ctx, n, &comments);
     let (view, owner) = match own.state(claim_id) {
         ClaimState::Ended { end, .. } => {
-            ctx.state
-                .update(claim_id, |c| c.status = LocalStatus::Ended)?;
+            mark_ended(ctx, claim_id)?;
             return Ok(Released::AlreadyEnded {
                 outcome: end.record.outcome,
                 by: end.author.clone(),
@@ -50,13 +63,10 @@ pub async fn release(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Resu
              trusted)"
         ),
     };
+    let cancelled = crate::cancel::as_cancelled(&own, claim_id, ending);
+    let ending = cancelled.as_ref().unwrap_or(ending);
     let record = &view.record;
-    let mut end = end_record(
-        record,
-        ending.outcome,
-        &format!("run@{}", ctx.host.host),
-        &ending.reason,
-    );
+    let mut end = end_record(record, ending.outcome, actor, &ending.reason);
     end.exit_code = ending.exit_code;
     end.signal = ending.signal;
     end.claim_comment_id = Some(view.comment_id);
@@ -76,8 +86,7 @@ pub async fn release(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Resu
             .remove_label(n, &ctx.config.labels.in_progress)
             .await?;
     }
-    ctx.state
-        .update(claim_id, |c| c.status = LocalStatus::Ended)?;
+    mark_ended(ctx, claim_id)?;
     tracing::info!(
         issue = n,
         claim = claim_id,
@@ -85,4 +94,13 @@ pub async fn release(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Resu
         "claim ended"
     );
     Ok(Released::Ended)
+}
+
+/// Marks this host's local record of `claim_id` ended, when there is one.
+fn mark_ended(ctx: &Ctx, claim_id: &str) -> anyhow::Result<()> {
+    if ctx.state.load(claim_id).is_ok() {
+        ctx.state
+            .update(claim_id, |c| c.status = LocalStatus::Ended)?;
+    }
+    Ok(())
 }

@@ -301,20 +301,3 @@ fn the_reading_process_is_never_a_writer_of_its_own_session() {
     claim.session_id = None;
     assert_dead(&verdict(&claim), DeathReason::PidGone);
 }
-
-#[test]
-fn reading_the_table_takes_well_under_100_ms() {
-    // given this host's process table, read once to warm the file cache
-    ProcessTable::read().expect("reads");
-    // when it is read again
-    let started = Instant::now();
-    let table = ProcessTable::read().expect("reads");
-    let took = started.elapsed();
-    eprintln!("ProcessTable::read: {} processes in {took:?}", table.len());
-    // then it is fast (loose bound: debug build, shared CI hosts)
-    assert!(
-        took < Duration::from_millis(500),
-        "{took:?} for {}",
-        table.len()
-    );
-}

@@ -1,8 +1,9 @@
 //! This machine: who it is (host name, machine id, boot id), its processes (identity that
 //! survives PID reuse, session membership, signals) and the local folder of Claims it took.
 //! `table.rs` snapshots the process table, `liveness.rs` judges a Claim from it, `capacity.rs`
-//! says how many Runs this host may carry and how many it carries now, and `salvage.rs` keeps a
-//! dead Run's work (commit and push, never reset or force). Nothing here talks to GitHub.
+//! says how many Runs this host may carry and how many it carries now, `stop.rs` stops a
+//! cancelled Run (TERM, grace, KILL) and `salvage.rs` keeps a dead Run's work (commit and push,
+//! never reset or force). Nothing here talks to GitHub.
 
 pub mod capacity;
 pub mod identity;
@@ -10,6 +11,7 @@ pub mod liveness;
 pub mod process;
 pub mod salvage;
 pub mod state;
+pub mod stop;
 pub mod table;
 
 pub use identity::HostIdentity;

@@ -115,12 +115,16 @@ impl ClaimRecord {
 /// Made before the claim comment is posted, so a retried post can be recognised. Should the
 /// random source fail (it does not on Linux), falls back to mixing the clock and the PID.
 pub fn new_claim_id() -> String {
+    format!("c-{:016x}", random_u64())
+}
+
+/// 64 random bits from the OS, for record ids made before posting.
+pub(super) fn random_u64() -> u64 {
     let mut bytes = [0u8; 8];
-    let n = match getrandom::getrandom(&mut bytes) {
+    match getrandom::getrandom(&mut bytes) {
         Ok(()) => u64::from_le_bytes(bytes),
         Err(_) => fallback_random(),
-    };
-    format!("c-{n:016x}")
+    }
 }
 
 fn fallback_random() -> u64 {

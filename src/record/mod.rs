@@ -9,6 +9,7 @@
 //! Readable parts must close every code fence they open: a record line inside an open fence is
 //! shown as code on GitHub, and so is not a record here either.
 
+pub mod cancel;
 pub mod claim;
 pub mod end;
 pub mod ownership;
@@ -19,6 +20,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub use cancel::{new_request_id, CancelRecord, CancelView};
 pub use claim::{new_claim_id, ClaimRecord, RunKind};
 pub use end::{Continuation, EndRecord, Outcome};
 pub use ownership::{
@@ -95,6 +97,7 @@ pub enum Record {
     Claim(ClaimRecord),
     End(EndRecord),
     HostReport(HostReport),
+    Cancel(CancelRecord),
     Other { kind: Kind, json: serde_json::Value },
 }
 
@@ -114,6 +117,7 @@ impl Record {
             Record::Claim(_) => Kind::Claim,
             Record::End(_) => Kind::End,
             Record::HostReport(_) => Kind::HostReport,
+            Record::Cancel(_) => Kind::Cancel,
             Record::Other { kind, .. } => *kind,
         }
     }
@@ -344,12 +348,23 @@ fn parse_json(kind: Kind, json: &str) -> Result<Record, RecordError> {
             r.validate().map_err(|reason| malformed(k, reason))?;
             Ok(Record::HostReport(r))
         }
+        Kind::Cancel => {
+            let c: CancelRecord =
+                serde_json::from_value(value).map_err(|e| malformed(k, e.to_string()))?;
+            c.validate().map_err(|reason| malformed(k, reason))?;
+            Ok(Record::Cancel(c))
+        }
         kind => Ok(Record::Other { kind, json: value }),
     }
 }
 
 /// Checks a claim id: 1–64 characters of `A-Z a-z 0-9 - _`, so it is safe in text and URLs.
 pub(crate) fn check_claim_id(id: &str) -> Result<(), String> {
+    check_id("claim_id", id)
+}
+
+/// Checks the id in field `field` the way claim ids are checked.
+pub(crate) fn check_id(field: &str, id: &str) -> Result<(), String> {
     let ok = !id.is_empty()
         && id.len() <= 64
         && id
@@ -359,7 +374,7 @@ pub(crate) fn check_claim_id(id: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "claim_id `{}` is not 1-64 characters of letters, digits, `-` and `_`",
+            "{field} `{}` is not 1-64 characters of letters, digits, `-` and `_`",
             clip(id)
         ))
     }
@@ -426,7 +441,7 @@ mod tests {
     #[test]
     fn kinds_not_modelled_yet_are_carried_as_json_objects() {
         let value = json!({"host": "build-01", "verdicts": [1, 2]});
-        for kind in [Kind::Cancel, Kind::Reply, Kind::View] {
+        for kind in [Kind::Reply, Kind::View] {
             assert_eq!(
                 decode(&encode(kind, &value)),
                 Decoded::Record(Record::Other {

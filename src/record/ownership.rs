@@ -3,13 +3,14 @@
 //!
 //! Rule: only records written by trusted authors count. Among trusted claim records on this
 //! issue that no trusted end record names, the one with the lowest comment id owns the issue;
-//! every later one is superseded. It reads no clock and does no IO; fetching the comments and
+//! every later one is superseded. Trusted cancel requests are kept beside the claims: one is
+//! pending while the Claim it names is active. It reads no clock and does no IO; fetching the comments and
 //! acting on the answer belong to the callers.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use super::{decode, ClaimRecord, Decoded, EndRecord, Kind, Record, RecordError};
+use super::{decode, CancelView, ClaimRecord, Decoded, EndRecord, Kind, Record, RecordError};
 
 /// A comment as read from GitHub: what the rule needs and nothing more.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +68,8 @@ pub struct Ownership {
     pub superseded: Vec<ClaimView>,
     /// Claims with their (first) end record, by claim comment id.
     pub ended: Vec<(ClaimView, EndView)>,
+    /// Trusted cancel requests on this issue, by comment id, whatever Claim they name.
+    pub cancels: Vec<CancelView>,
     /// Everything ignored, by comment id.
     pub problems: Vec<Problem>,
 }
@@ -198,6 +201,16 @@ impl Ownership {
                         record_issue: r.issue,
                     }));
                 }
+                Record::Cancel(r) if r.issue != issue => {
+                    out.problems.push(problem(ProblemKind::WrongIssue {
+                        record_issue: r.issue,
+                    }));
+                }
+                Record::Cancel(r) => out.cancels.push(CancelView {
+                    comment_id: c.id,
+                    author: c.author.clone(),
+                    record: r,
+                }),
                 Record::Claim(r) => {
                     if let Some(&first) = first_claim.get(&r.claim_id) {
                         out.problems.push(problem(ProblemKind::DuplicateClaimId {
@@ -282,6 +295,14 @@ impl Ownership {
     pub fn active(&self) -> impl Iterator<Item = &ClaimView> {
         self.owner.iter().chain(self.superseded.iter())
     }
+
+    /// The first trusted cancel request for `claim_id` while that Claim is active, if any.
+    pub fn pending_cancel(&self, claim_id: &str) -> Option<&CancelView> {
+        if !self.active().any(|c| c.record.claim_id == claim_id) {
+            return None;
+        }
+        self.cancels.iter().find(|c| c.record.claim_id == claim_id)
+    }
 }
 
 /// The record in `c` if it is one to believe; `Err` when it must be reported instead.
@@ -320,9 +341,10 @@ fn view_claim(c: &RawComment, record: ClaimRecord) -> ClaimView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::cancel::tests::sample_cancel;
     use crate::record::claim::tests::sample_claim;
     use crate::record::end::tests::sample_end;
-    use crate::record::{encode, Outcome};
+    use crate::record::{encode, CancelRecord, Outcome};
 
     const ISSUE: u64 = 42;
     /// Comment ids beyond 32 bits, as GitHub's are.
@@ -610,9 +632,69 @@ mod tests {
     }
 
     #[test]
+    fn cancel_requests_do_not_affect_ownership_and_are_pending_while_their_claim_is_active() {
+        // given a claim, a trusted cancel for it, and a stranger's cancel for it before that
+        let cancel = |request_id: &str, claim_id: &str| CancelRecord {
+            request_id: request_id.into(),
+            claim_id: claim_id.into(),
+            ..sample_cancel()
+        };
+        let comments = [
+            bot(1, claim("c-a").to_comment()),
+            by("mallory", 2, cancel("cx-evil", "c-a").to_comment()),
+            bot(3, cancel("cx-1", "c-a").to_comment()),
+            bot(4, cancel("cx-2", "c-a").to_comment()),
+        ];
+        let o = Ownership::of(ISSUE, &comments, &trust());
+        // then the claim still owns, the first trusted cancel is pending, the stranger's is
+        // reported and never counts
+        assert_eq!(owner_id(&o), Some("c-a"));
+        let pending = o.pending_cancel("c-a").expect("pending");
+        assert_eq!(pending.record.request_id, "cx-1");
+        assert_eq!(pending.comment_id, BASE + 3);
+        assert_eq!(o.cancels.len(), 2);
+        assert_eq!(
+            o.problems[0].to_string(),
+            format!(
+                "comment {} by @mallory: cancel record from an untrusted author, ignored",
+                BASE + 2
+            )
+        );
+        assert_eq!(o.pending_cancel("c-other"), None);
+    }
+
+    #[test]
+    fn cancel_for_an_ended_claim_is_not_pending_and_one_for_another_issue_is_ignored() {
+        let elsewhere = CancelRecord {
+            issue: 7,
+            claim_id: "c-b".into(),
+            ..sample_cancel()
+        };
+        let mine = CancelRecord {
+            claim_id: "c-a".into(),
+            ..sample_cancel()
+        };
+        let comments = [
+            bot(1, claim("c-a").to_comment()),
+            bot(2, claim("c-b").to_comment()),
+            bot(3, mine.to_comment()),
+            bot(4, end("c-a", Outcome::Cancelled).to_comment()),
+            bot(5, elsewhere.to_comment()),
+        ];
+        let o = Ownership::of(ISSUE, &comments, &trust());
+        assert_eq!(owner_id(&o), Some("c-b"));
+        assert_eq!(o.pending_cancel("c-a"), None);
+        assert_eq!(o.pending_cancel("c-b"), None);
+        assert_eq!(
+            o.problems[0].kind,
+            ProblemKind::WrongIssue { record_issue: 7 }
+        );
+    }
+
+    #[test]
     fn other_record_kinds_do_not_affect_ownership() {
-        let cancel = encode(Kind::Cancel, &serde_json::json!({"claim_id": "c-a"}));
-        let comments = [bot(1, claim("c-a").to_comment()), bot(2, cancel)];
+        let view = encode(Kind::View, &serde_json::json!({"registry": true}));
+        let comments = [bot(1, claim("c-a").to_comment()), bot(2, view)];
         let o = Ownership::of(ISSUE, &comments, &trust());
         assert_eq!(owner_id(&o), Some("c-a"));
         assert!(o.problems.is_empty());

@@ -6,6 +6,7 @@
 //! every line we write starts with fixed text, so no value can open a code fence or start a
 //! line with a record marker and hide or forge the record line below it.
 
+pub mod cancel;
 pub mod reasons;
 
 use chrono::{DateTime, Utc};
