@@ -50,6 +50,9 @@ pub async fn check_ours(ctx: &Ctx, local: &LocalClaim) -> anyhow::Result<ClaimVi
 
 /// Records a new stage (and session, log) in the claim record, if the Claim is still ours.
 pub async fn stage(ctx: &Ctx, claim_id: &str, update: &StageUpdate) -> anyhow::Result<()> {
+    if update.session_id.is_none() {
+        wait_for_session(ctx, claim_id).await;
+    }
     let local = ctx.state.load(claim_id)?;
     let view = check_ours(ctx, &local).await?;
     let mut record = view.record.clone();
@@ -79,4 +82,28 @@ pub async fn stage(ctx: &Ctx, claim_id: &str, update: &StageUpdate) -> anyhow::R
     ctx.state.update(claim_id, |c| c.record = record)?;
     tracing::info!(claim = claim_id, stage = %update.name, "stage recorded");
     Ok(())
+}
+
+/// Inside a Run, the Run records its command's session in the claim record right after starting
+/// it; a `stage` from the command at that moment would edit the record from a read taken before
+/// that edit, and one of the two updates would be lost. So a command's `stage` waits (briefly,
+/// bounded) until the Run has recorded the session in the local record. Outside a Run, or for a
+/// Claim taken with `claim`, there is nothing to wait for.
+async fn wait_for_session(ctx: &Ctx, claim_id: &str) {
+    let inside_run = std::env::var("THIRDSHIFT_CLAIM_ID").is_ok_and(|id| id == claim_id)
+        && std::env::var_os("THIRDSHIFT_CLAIM_COMMENT_ID").is_some();
+    if !inside_run {
+        return;
+    }
+    for _ in 0..300 {
+        match ctx.state.load(claim_id) {
+            Ok(local) if local.record.session_id.is_none() => {}
+            _ => return,
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tracing::warn!(
+        claim = claim_id,
+        "the Run has not recorded its session yet; going on"
+    );
 }

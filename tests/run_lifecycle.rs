@@ -253,3 +253,45 @@ async fn wait_for_session(mark: &std::path::Path) -> u32 {
     }
     panic!("CMD never started");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stage_at_the_first_instant_keeps_both_the_stage_and_the_session() {
+    let world = World::new().await;
+    let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
+    let edits = "/repos/{owner}/{repo}/issues/comments/{comment_id}";
+    for round in 0..3 {
+        // Given GitHub holding comment edits, so the Run's edit recording its command's session
+        // is still in flight when the command reports its first stage
+        world.sim.stall("PATCH", edits);
+        let issue = world.ready_issue(&format!("eager {round}"));
+        let script = format!("'{bin}' stage implementing && sleep 0.2");
+        let mut run = world
+            .cli("h")
+            .args([
+                "run",
+                "--issue",
+                &issue.to_string(),
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .spawn()
+            .unwrap();
+        while world.sim.stalled() == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        world.sim.release_stalls();
+        let status = run.wait().await.unwrap();
+        assert_eq!(status.code(), Some(0));
+        // Then neither the Run's record of its session nor the command's stage was lost
+        let claim = world.records(issue).into_iter().find_map(|r| match r {
+            Record::Claim(c) => Some(c),
+            _ => None,
+        });
+        let claim = claim.expect("claim record");
+        assert_eq!(claim.stage, "implementing", "round {round}");
+        assert!(claim.session_id.is_some(), "round {round}: session lost");
+    }
+}
