@@ -1,7 +1,8 @@
 //! The claim protocol and its fencing, shared by `claim`, `run`, `stage` and `release`:
 //! read the issue, stop if closed, not Ready or owned; write the local record; post the claim
-//! comment; read the comments again; withdraw if an earlier active claim exists, else set labels
-//! one at a time. Every stage change re-checks ownership first. Every write is safe to repeat:
+//! comment; read the comments again until the list shows it (a stale list could hide an earlier
+//! claim, `fresh.rs`); withdraw if an earlier claim was active when ours was posted, or the issue
+//! is no longer claimable; else set labels one at a time. Every stage change re-checks ownership first. Every write is safe to repeat:
 //! a record whose post had an unknown outcome is looked up by its id before it is posted again.
 //! It does not start or supervise processes (that is `run.rs`).
 
@@ -10,11 +11,12 @@ use chrono::Utc;
 
 use crate::context::Ctx;
 use crate::exit::Exit;
+use crate::fresh::{self, Listing};
 use crate::github::{Comment, Issue};
 use crate::host::{LocalClaim, LocalStatus, ProcessIdentity};
 use crate::record::{
     decode, new_claim_id, ClaimRecord, ClaimState, Continuation, Decoded, EndRecord, Kind, Outcome,
-    Ownership, RawComment, Record, RunKind,
+    Ownership, RawComment, Record, RunKind, Trust,
 };
 
 pub use crate::policy::{STAGE_CLAIMED, STAGE_RUNNING};
@@ -45,19 +47,23 @@ pub struct Held {
 
 /// Reads the ownership of an issue from its comments.
 pub fn ownership(ctx: &Ctx, issue: u64, comments: &[Comment]) -> Ownership {
-    let raw: Vec<RawComment> = comments
+    let own = Ownership::of(issue, &raw_comments(comments), &ctx.trust);
+    for problem in &own.problems {
+        tracing::warn!(issue, "ignored record: {problem}");
+    }
+    own
+}
+
+/// What the ownership rule reads of each comment.
+fn raw_comments(comments: &[Comment]) -> Vec<RawComment> {
+    comments
         .iter()
         .map(|c| RawComment {
             id: c.id,
             author: c.author().to_string(),
             body: c.text().to_string(),
         })
-        .collect();
-    let own = Ownership::of(issue, &raw, &ctx.trust);
-    for problem in &own.problems {
-        tracing::warn!(issue, "ignored record: {problem}");
-    }
-    own
+        .collect()
 }
 
 /// Why an issue cannot be claimed now, if it cannot.
@@ -106,14 +112,12 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
         record: record.clone(),
         salvage: None,
     })?;
-    let posted = post_record(ctx, n, &claim_id, Kind::Claim, &record.to_comment()).await?;
-    ctx.state
-        .update(&claim_id, |c| c.comment_id = Some(posted.id))?;
-    let mut comments = ctx.client.list_issue_comments(n).await?;
-    if !comments.iter().any(|c| c.id == posted.id) {
-        comments.push(posted.clone());
+    let (posted, comments) = post_and_read(ctx, n, &record).await?;
+    let resume = settle(ctx, n, &record, posted.id, &comments).await?;
+    if let Some(why) = not_claimable(ctx, &ctx.client.get_issue(n).await?) {
+        let why = format!("{why} by the time claim {claim_id} was posted; withdrawn");
+        return withdraw(ctx, n, &record, why).await;
     }
-    let resume = settle(ctx, n, &record, &comments).await?;
     set_claim_labels(ctx, n, record.removed_ready).await?;
     ctx.state
         .update(&claim_id, |c| c.status = LocalStatus::Active)?;
@@ -125,6 +129,59 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
     })
 }
 
+/// Posts the claim record, then reads the issue's comments until the list shows it (`fresh.rs`):
+/// only such a list shows every claim posted before ours. Withdraws when the list never shows
+/// it; loses when someone deleted it. A copy of our record posted twice (a post whose outcome was
+/// unknown, checked against a stale list) is deleted, keeping the first.
+async fn post_and_read(
+    ctx: &Ctx,
+    n: u64,
+    record: &ClaimRecord,
+) -> anyhow::Result<(Comment, Vec<Comment>)> {
+    let id = &record.claim_id;
+    let posted = post_record(ctx, n, id, Kind::Claim, &record.to_comment()).await?;
+    ctx.state.update(id, |c| c.comment_id = Some(posted.id))?;
+    let comments = match fresh::read_through(ctx, n, posted.id).await? {
+        Listing::Fresh(comments) => comments,
+        Listing::Gone(_) => {
+            ctx.state.update(id, |c| c.status = LocalStatus::Lost)?;
+            return Err(Exit::lost(format!(
+                "claim {id} on issue #{n}: its comment {} was deleted before it was settled",
+                posted.id
+            ))
+            .into());
+        }
+        Listing::Stale => {
+            let why = format!(
+                "GitHub's comment list of issue #{n} did not show claim {id} (comment {}) after \
+                 {} reads; withdrawn rather than decided from a stale list",
+                posted.id,
+                fresh::LIST_READS
+            );
+            return withdraw(ctx, n, record, why).await;
+        }
+    };
+    let first = find_record(ctx, &comments, id, Kind::Claim).cloned();
+    match first {
+        Some(first) if first.id != posted.id => {
+            tracing::info!(issue = n, claim = %id, "deleting our second copy {}", posted.id);
+            ctx.client.delete_comment(posted.id).await?;
+            ctx.state.update(id, |c| c.comment_id = Some(first.id))?;
+            Ok((first, comments))
+        }
+        _ => Ok((posted, comments)),
+    }
+}
+
+/// Posts a withdrawn end record for our claim and loses, saying `why`.
+async fn withdraw<T>(ctx: &Ctx, n: u64, record: &ClaimRecord, why: String) -> anyhow::Result<T> {
+    let end = end_record(record, Outcome::Withdrawn, &ctx.host.host, &why);
+    post_record(ctx, n, &record.claim_id, Kind::End, &end.to_comment()).await?;
+    ctx.state
+        .update(&record.claim_id, |c| c.status = LocalStatus::Lost)?;
+    Err(Exit::lost(why).into())
+}
+
 /// The Continuation this Claim takes over, if the issue's latest end record is one.
 fn continuation(own: &Ownership) -> Option<Continuation> {
     let (_, latest) = own.ended.iter().max_by_key(|(_, e)| e.comment_id)?;
@@ -133,35 +190,68 @@ fn continuation(own: &Ownership) -> Option<Continuation> {
         .flatten()
 }
 
-/// After posting: keep the Claim if it owns the issue (returning the Continuation it takes
-/// over, if any), else withdraw and lose.
+/// Where a just-posted claim stands.
+#[derive(Clone, Debug, PartialEq)]
+enum Settled {
+    /// It owns the issue; the Continuation it takes over, if any.
+    Won(Option<Continuation>),
+    /// It lost (the reason to withdraw with).
+    Lost(String),
+}
+
+/// Decides a just-posted claim from `comments` read through its comment `posted` (pure): it won
+/// if no earlier claim was active when it was posted and it has not been ended since. An earlier
+/// claim that ended only after ours was posted still won the race: its Run may have done the
+/// work, and a claimant reading late must not take a finished issue over.
+fn decide(
+    n: u64,
+    id: &str,
+    posted: u64,
+    comments: &[RawComment],
+    trust: &Trust,
+) -> anyhow::Result<Settled> {
+    let before: Vec<RawComment> = comments
+        .iter()
+        .filter(|c| c.id <= posted)
+        .cloned()
+        .collect();
+    let at_post = Ownership::of(n, &before, trust);
+    let now = Ownership::of(n, comments, trust);
+    Ok(Settled::Lost(match (now.state(id), at_post.state(id)) {
+        (ClaimState::Ended { end, .. }, _) => format!(
+            "claim {id} on issue #{n} was ended by @{} before it started",
+            end.author
+        ),
+        (ClaimState::Unknown, _) | (_, ClaimState::Unknown | ClaimState::Ended { .. }) => bail!(
+            "our claim {id} on issue #{n} is not readable as ours: is the token's login trusted?"
+        ),
+        (_, ClaimState::Owner(_)) => return Ok(Settled::Won(continuation(&at_post))),
+        (_, ClaimState::Superseded { by, .. }) => format!(
+            "lost the race for issue #{n}: claim {} on host {} was first (comment {})",
+            by.record.claim_id, by.record.host, by.comment_id
+        ),
+    }))
+}
+
+/// After posting: keep the Claim if `decide` says it won, else withdraw and lose.
 async fn settle(
     ctx: &Ctx,
     n: u64,
     record: &ClaimRecord,
+    posted: u64,
     comments: &[Comment],
 ) -> anyhow::Result<Option<Continuation>> {
-    let own = ownership(ctx, n, comments);
-    let why = match own.state(&record.claim_id) {
-        ClaimState::Owner(_) => return Ok(continuation(&own)),
-        ClaimState::Superseded { by, .. } => format!(
-            "lost the race for issue #{n}: claim {} on host {} was first (comment {})",
-            by.record.claim_id, by.record.host, by.comment_id
-        ),
-        ClaimState::Ended { end, .. } => format!(
-            "claim {} on issue #{n} was ended by @{} before it started",
-            record.claim_id, end.author
-        ),
-        ClaimState::Unknown => bail!(
-            "our claim {} on issue #{n} is not readable as ours: is the token's login trusted?",
-            record.claim_id
-        ),
-    };
-    let end = end_record(record, Outcome::Withdrawn, &ctx.host.host, &why);
-    post_record(ctx, n, &record.claim_id, Kind::End, &end.to_comment()).await?;
-    ctx.state
-        .update(&record.claim_id, |c| c.status = LocalStatus::Lost)?;
-    Err(Exit::lost(why).into())
+    ownership(ctx, n, comments); // reports ignored records
+    match decide(
+        n,
+        &record.claim_id,
+        posted,
+        &raw_comments(comments),
+        &ctx.trust,
+    )? {
+        Settled::Won(resume) => Ok(resume),
+        Settled::Lost(why) => withdraw(ctx, n, record, why).await,
+    }
 }
 
 async fn set_claim_labels(ctx: &Ctx, n: u64, removed_ready: bool) -> anyhow::Result<()> {
@@ -276,4 +366,84 @@ pub fn find_record<'a>(
                 _ => false,
             }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::claim::tests::sample_claim;
+    use crate::record::end::tests::sample_end;
+
+    const BOT: &str = "thirdshift-bot";
+    const BASE: u64 = 5_000_000_000;
+
+    fn claim(id: u64, claim_id: &str) -> RawComment {
+        let record = ClaimRecord {
+            claim_id: claim_id.into(),
+            ..sample_claim()
+        };
+        raw(id, record.to_comment())
+    }
+
+    fn end(id: u64, claim_id: &str, outcome: Outcome) -> RawComment {
+        let record = EndRecord {
+            claim_id: claim_id.into(),
+            ..sample_end(outcome)
+        };
+        raw(id, record.to_comment())
+    }
+
+    fn raw(id: u64, body: String) -> RawComment {
+        RawComment {
+            id: BASE + id,
+            author: BOT.into(),
+            body,
+        }
+    }
+
+    fn decide_ours(comments: &[RawComment]) -> Settled {
+        decide(42, "c-ours", BASE + 2, comments, &Trust::new([BOT])).expect("readable")
+    }
+
+    #[test]
+    fn claim_without_an_earlier_active_one_wins() {
+        // Given an earlier claim that had ended before ours was posted
+        let comments = [
+            claim(0, "c-early"),
+            end(1, "c-early", Outcome::HandedBack),
+            claim(2, "c-ours"),
+        ];
+        // When ours is decided
+        // Then it wins
+        assert_eq!(decide_ours(&comments), Settled::Won(None));
+    }
+
+    #[test]
+    fn earlier_claim_that_ended_after_ours_was_posted_still_won_the_race() {
+        // Given an earlier claim, ours, then the earlier claim's Run finishing (done)
+        let comments = [
+            claim(1, "c-early"),
+            claim(2, "c-ours"),
+            end(3, "c-early", Outcome::Done),
+        ];
+        // When ours is decided from a list that shows all three
+        let settled = decide_ours(&comments);
+        // Then ours lost to the earlier one, although it has ended by now
+        let Settled::Lost(why) = settled else {
+            panic!("{settled:?}");
+        };
+        assert!(
+            why.contains("lost the race") && why.contains("c-early"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn claim_ended_by_someone_else_before_it_settled_loses() {
+        // Given our claim, already ended (say superseded by a reconcile pass)
+        let comments = [claim(2, "c-ours"), end(3, "c-ours", Outcome::Superseded)];
+        // When ours is decided
+        // Then it lost
+        assert!(matches!(decide_ours(&comments), Settled::Lost(w) if w.contains("was ended")));
+    }
 }

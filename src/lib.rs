@@ -12,6 +12,7 @@ pub mod config;
 pub mod context;
 pub mod demo;
 pub mod exit;
+pub mod fresh;
 pub mod github;
 pub mod host;
 pub mod observe;

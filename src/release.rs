@@ -1,8 +1,9 @@
 //! Ending a Claim the way its Run ended: an end record first (posted exactly once, whoever
 //! repeats it), then the labels, one at a time. Safe to repeat: a Claim already ended is left as
-//! it is. Labels are touched only when the Claim owned the issue. A Run stopped by a signal while
-//! a trusted cancel request for its Claim is pending ends `cancelled` (`crate::cancel`), so the
-//! Run and the host carrying the request out write the same end, whichever writes it.
+//! it is. Labels are touched only when the Claim owned the issue, as read from a comment list that
+//! shows the claim's own comment when this host knows it (`fresh.rs`). A Run stopped by a signal
+//! while a trusted cancel request for its Claim is pending ends `cancelled` (`crate::cancel`), so
+//! the Run and the host carrying the request out write the same end, whichever writes it.
 
 use chrono::Utc;
 
@@ -38,7 +39,8 @@ pub async fn release(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Resu
 }
 
 /// Ends the Claim `claim_id` on issue `n` as `actor`, and marks this host's local record of it
-/// (if any) ended.
+/// (if any) ended. With a local record the comments are read through its claim comment, so a
+/// stale list never decides whether the Claim owned the issue.
 pub async fn end_claim(
     ctx: &Ctx,
     n: u64,
@@ -46,7 +48,10 @@ pub async fn end_claim(
     actor: &str,
     ending: &Ending,
 ) -> anyhow::Result<Released> {
-    let comments = ctx.client.list_issue_comments(n).await?;
+    let comments = match ctx.state.load(claim_id) {
+        Ok(local) => crate::fresh::claim_comments(ctx, &local).await?,
+        Err(_) => ctx.client.list_issue_comments(n).await?,
+    };
     let own = crate::claim::ownership(ctx, n, &comments);
     let (view, owner) = match own.state(claim_id) {
         ClaimState::Ended { end, .. } => {

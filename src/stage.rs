@@ -1,5 +1,6 @@
 //! Fencing: every stage change of a Run re-checks on GitHub that its Claim still owns the issue
-//! (the claim's comment id is the token) before editing the claim record. A Claim that was ended
+//! (the claim's comment id is the token) before editing the claim record, from a comment list
+//! that shows the claim's own comment (`fresh.rs`: a stale list could hide an earlier claim). A Claim that was ended
 //! or superseded gets `Exit::not_ours` (exit 4) with the reason, and the Run must stop.
 //! It does not end Claims (that is `release.rs`).
 
@@ -25,7 +26,7 @@ pub struct StageUpdate {
 pub async fn check_ours(ctx: &Ctx, local: &LocalClaim) -> anyhow::Result<ClaimView> {
     let n = local.record.issue;
     let id = &local.record.claim_id;
-    let comments = ctx.client.list_issue_comments(n).await?;
+    let comments = crate::fresh::claim_comments(ctx, local).await?;
     let own = crate::claim::ownership(ctx, n, &comments);
     let why = match own.state(id) {
         ClaimState::Owner(view) => return Ok(view.clone()),

@@ -1,25 +1,12 @@
 //! Claims under contention: many claimants race for one Ready issue and exactly one wins, with
-//! or without GitHub failing under them; the ownership rule ignores strangers' records.
+//! or without GitHub failing under them; the ownership rule ignores strangers' records; an issue
+//! taken off the queue while a claim is being posted is withdrawn from.
 
 mod harness;
 
 use harness::*;
 use thirdshift_reconciler::record::{Outcome, Record};
 use thirdshift_reconciler::sim::Faults;
-
-/// Starts `n` concurrent `claim` processes on `issue`, one per host; returns (host, output).
-async fn race(world: &World, issue: u64, n: usize) -> Vec<(String, std::process::Output)> {
-    let mut set = tokio::task::JoinSet::new();
-    for i in 0..n {
-        let host = format!("host-{i}");
-        let child = world
-            .cli(&host)
-            .args(["claim", "--issue", &issue.to_string()])
-            .output();
-        set.spawn(async move { (host, child.await.expect("claim runs")) });
-    }
-    set.join_all().await
-}
 
 /// Then: exactly one winner whose claim owns the issue, the rest lost with exit 3.
 fn assert_one_owner(world: &World, issue: u64, results: &[(String, std::process::Output)]) {
@@ -88,7 +75,7 @@ async fn eight_concurrent_claims_leave_exactly_one_owner_twenty_times() {
         // Given a Ready issue
         let issue = world.ready_issue(&format!("race {round}"));
         // When eight hosts claim it at once
-        let results = race(&world, issue, 8).await;
+        let results = world.race_claims(issue, 8).await;
         // Then one wins, seven lose, and in-progress was set once
         assert_one_owner(&world, issue, &results);
         assert_eq!(
@@ -123,7 +110,7 @@ async fn claim_race_under_thirty_percent_502s_still_has_one_owner_and_no_duplica
     for round in 0..5 {
         let issue = world.ready_issue(&format!("flaky race {round}"));
         // When eight hosts claim it at once
-        let results = race(&world, issue, 8).await;
+        let results = world.race_claims(issue, 8).await;
         // Then there is still exactly one owner and nobody posted a record twice
         assert_one_owner(&world, issue, &results);
         assert_no_duplicates(&world, issue);
@@ -201,4 +188,41 @@ fn forged_claim(issue: u64) -> String {
         removed_ready: true,
     }
     .to_comment()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_taken_off_the_queue_while_claiming_is_withdrawn_from() {
+    let world = World::new().await;
+    // Given a Ready issue and a claimant held by GitHub just before its claim is posted
+    let issue = world.ready_issue("unreadied");
+    world.sim.stall(
+        "POST",
+        "/repos/{owner}/{repo}/issues/{issue_number}/comments",
+    );
+    let claim = world
+        .cli("h")
+        .args(["claim", "--issue", &issue.to_string()])
+        .output();
+    let claimant = tokio::spawn(claim);
+    for _ in 0..500 {
+        if world.sim.stalled() == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(world.sim.stalled(), 1, "the claim post is held");
+    // When a person takes the issue off the queue meanwhile, and the post goes through
+    world.sim.set_labels(issue, &["needs-triage"]);
+    world.sim.release_stalls();
+    let out = claimant.await.expect("joined").expect("claim runs");
+    // Then the claimant withdraws and loses, and leaves the labels as the person set them
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not Ready"), "{}", stderr(&out));
+    assert_eq!(world.labels(issue), ["needs-triage"]);
+    assert!(world.ownership(issue).owner.is_none());
+    let withdrawn = world
+        .records(issue)
+        .iter()
+        .any(|r| matches!(r, Record::End(e) if e.outcome == Outcome::Withdrawn));
+    assert!(withdrawn, "the claim was withdrawn");
 }

@@ -839,3 +839,85 @@ async fn unserved_method_on_a_known_path_is_404_and_logged_with_its_route() {
         Some(String::new())
     );
 }
+
+/// The ids in a JSON array of comments.
+fn comment_ids(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(|c| c["id"].as_u64()).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn stale_list_reads_hide_fresh_comments_from_lists_until_their_window_passes() {
+    // Given lists that may be up to a second stale
+    let (sim, server) = given_default_sim().await;
+    let n = sim.create_issue("alice", "T", "", &[]);
+    let window = std::time::Duration::from_millis(1000);
+    sim.set_faults(Faults {
+        stale_list_reads: Some(window),
+        ..Faults::default()
+    });
+    let oc = client(&server, Some(ADMIN));
+    // When ten comments are posted in quick succession
+    let mut posted = Vec::new();
+    let uri = format!("{ISSUES}/{n}/comments");
+    for i in 0..10 {
+        let c = post(&oc, &uri, json!({"body": i.to_string()})).await;
+        posted.extend(c.json["id"].as_u64());
+    }
+    // Then each one can be read on its own at once
+    let last = *posted.last().expect("posted");
+    let single = get(&oc, &format!("{ISSUES}/comments/{last}")).await;
+    assert_eq!(single.status, StatusCode::OK);
+    // And both lists leave the newest out, showing an unbroken run of the oldest (in order)
+    let per_issue = comment_ids(&get(&oc, &format!("{ISSUES}/{n}/comments")).await.json);
+    let repo_wide = comment_ids(&get(&oc, &format!("{ISSUES}/comments")).await.json);
+    for listed in [&per_issue, &repo_wide] {
+        assert!(listed.len() < posted.len(), "stale: {listed:?}");
+        assert_eq!(listed[..], posted[..listed.len()], "a prefix of {posted:?}");
+    }
+    // And once the window has passed, every list shows them all
+    tokio::time::sleep(window + std::time::Duration::from_millis(100)).await;
+    let per_issue = comment_ids(&get(&oc, &format!("{ISSUES}/{n}/comments")).await.json);
+    let repo_wide = comment_ids(&get(&oc, &format!("{ISSUES}/comments")).await.json);
+    assert_eq!(per_issue, posted);
+    assert_eq!(repo_wide, posted);
+}
+
+#[tokio::test]
+async fn stale_list_delays_are_drawn_per_comment_within_the_window() {
+    // Given lists that may be stale for 300 ms
+    let (sim, server) = given_default_sim().await;
+    let n = sim.create_issue("alice", "T", "", &[]);
+    let window = std::time::Duration::from_millis(300);
+    sim.set_faults(Faults {
+        stale_list_reads: Some(window),
+        ..Faults::default()
+    });
+    let oc = client(&server, Some(ADMIN));
+    // When comments are posted one at a time, each once the one before is listed
+    let mut delays = Vec::new();
+    for i in 0..8 {
+        let uri = format!("{ISSUES}/{n}/comments");
+        let id = post(&oc, &uri, json!({"body": i.to_string()})).await.json["id"].as_u64();
+        let start = std::time::Instant::now();
+        while !comment_ids(&get(&oc, &uri).await.json).contains(&id.expect("posted")) {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        delays.push(start.elapsed());
+    }
+    // Then each waited its own random part of the window: some short, some long, none longer
+    let (min, max) = (delays.iter().min(), delays.iter().max());
+    assert!(
+        min < Some(&(window * 2 / 5)),
+        "some listed early: {delays:?}"
+    );
+    assert!(
+        max > Some(&(window * 3 / 5)),
+        "some listed late: {delays:?}"
+    );
+    assert!(
+        max < Some(&(window + window / 3)),
+        "within the window: {delays:?}"
+    );
+}

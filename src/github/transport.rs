@@ -125,6 +125,12 @@ impl Client {
         }
     }
 
+    /// Sleeps the back-off a failed request would wait before its retry number `attempt` (1 for
+    /// the first), for callers that retry reads of their own (a stale list, say).
+    pub async fn back_off(&self, attempt: u32) {
+        tokio::time::sleep(self.retry.delay(attempt, None)).await;
+    }
+
     async fn attempt(
         &self,
         method: &Method,

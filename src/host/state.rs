@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::record::ClaimRecord;
 
+/// Numbers this process's temporary files, so no two writers share one.
+static TMP_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Where a Claim is in its life, as this host knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -66,13 +69,16 @@ impl StateDir {
         self.root.join("claims").join(format!("{claim_id}.json"))
     }
 
-    /// Writes (or replaces) the record of one Claim, durably.
+    /// Writes (or replaces) the record of one Claim, durably (write, fsync, rename).
     pub fn save(&self, claim: &LocalClaim) -> anyhow::Result<()> {
         let path = self.path(&claim.record.claim_id);
         let dir = path.parent().expect("claims folder");
         fs::create_dir_all(dir)
             .with_context(|| format!("creating the state folder {}", dir.display()))?;
-        let tmp = path.with_extension("json.tmp");
+        // A name of its own per writer: a Run and its CMD's `stage` may save the same Claim at
+        // once, and a shared temporary file would be renamed away under one of them.
+        let seq = TMP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = path.with_extension(format!("json.{}.{seq}.tmp", std::process::id()));
         let text = serde_json::to_vec_pretty(claim)?;
         let mut file =
             fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
@@ -124,5 +130,42 @@ impl StateDir {
         change(&mut claim);
         self.save(&claim)?;
         Ok(claim)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::claim::tests::sample_claim;
+
+    #[test]
+    fn writers_saving_one_claim_at_once_never_fail() {
+        // Given a Claim recorded in a state folder
+        let dir = tempfile::tempdir().expect("temp dir");
+        let state = StateDir::resolve(Some(dir.path()));
+        let claim = LocalClaim {
+            repo: "acme/widgets".into(),
+            api_url: "http://127.0.0.1".into(),
+            comment_id: Some(1),
+            status: LocalStatus::Active,
+            record: sample_claim(),
+            salvage: None,
+        };
+        state.save(&claim).expect("first save");
+        // When two writers (a Run and its CMD's `stage`) update it at the same moment, often
+        let id = claim.record.claim_id.clone();
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    for i in 0..200 {
+                        state
+                            .update(&id, |c| c.comment_id = Some(i))
+                            .expect("update");
+                    }
+                });
+            }
+        });
+        // Then every write went through and the record is whole
+        assert_eq!(state.load(&id).expect("load").record, claim.record);
     }
 }

@@ -148,6 +148,11 @@ pub struct Faults {
     pub applied_before_error: f64,
     /// Fraction answered 429 with `retry-after: 1` (a secondary rate limit).
     pub rate_limited_rate: f64,
+    /// Stale list reads: a comment created while this is set is left out of comment lists (per
+    /// issue and repo-wide) for a random part of this window, drawn per comment from the seeded
+    /// PRNG, and never listed before an earlier comment (replicas apply writes in order).
+    /// `GET .../issues/comments/{id}` always sees it. `None`: lists are never stale.
+    pub stale_list_reads: Option<std::time::Duration>,
 }
 
 /// The state a seeded pull request is put in.

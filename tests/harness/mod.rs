@@ -73,6 +73,21 @@ impl World {
         cmd
     }
 
+    /// Starts `n` concurrent `claim` processes on `issue`, hosts `host-0`..; returns
+    /// (host, output) of each.
+    pub async fn race_claims(&self, issue: u64, n: usize) -> Vec<(String, Output)> {
+        let mut set = tokio::task::JoinSet::new();
+        for i in 0..n {
+            let host = format!("host-{i}");
+            let child = self
+                .cli(&host)
+                .args(["claim", "--issue", &issue.to_string()])
+                .output();
+            set.spawn(async move { (host, child.await.expect("claim runs")) });
+        }
+        set.join_all().await
+    }
+
     /// Runs the binary to its end with `args`.
     pub async fn exec(&self, host: &str, args: &[&str]) -> Output {
         self.cli(host)

@@ -2,7 +2,8 @@
 //! `direction`), create, get, edit (PATCH, and POST as octocrab's `update_comment` sends) and
 //! delete.
 //!
-//! Anyone logged in may comment; editing or deleting needs the comment's author or write.
+//! Lists leave out comments that stale list reads still hide (`Faults::stale_list_reads`); a
+//! single comment is always read fresh. Anyone logged in may comment; editing or deleting needs the comment's author or write.
 //! Reactions on comments live in `reactions.rs`.
 
 use axum::body::Bytes;
@@ -29,7 +30,7 @@ pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<R
     let items = st
         .comments
         .values()
-        .filter(|c| c.issue == number)
+        .filter(|c| c.issue == number && c.listed())
         .filter(|c| since.is_none_or(|s| c.updated_at >= s))
         .collect();
     Ok(page_response(items, &ctx, |c| {
@@ -46,7 +47,7 @@ pub(crate) async fn list_for_repo(State(sim): State<Sim>, ctx: Ctx) -> Result<Re
     let mut found: Vec<&Comment> = st
         .comments
         .values()
-        .filter(|c| since.is_none_or(|s| c.updated_at >= s))
+        .filter(|c| c.listed() && since.is_none_or(|s| c.updated_at >= s))
         .collect();
     if let Some(sort) = ctx.q("sort") {
         match sort {

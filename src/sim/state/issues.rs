@@ -4,6 +4,8 @@
 //!
 //! Nothing here checks permissions or validates input; routes do that first.
 
+use std::time::Instant;
+
 use super::{now, Comment, Issue, State, Target};
 
 impl State {
@@ -53,6 +55,7 @@ impl State {
         }
         let author = self.ensure_user(author);
         let (id, at) = (self.next_object_id(), now());
+        let listed_from = self.draw_listed_from();
         self.comments.insert(
             id,
             Comment {
@@ -62,12 +65,25 @@ impl State {
                 body: body.to_string(),
                 created_at: at,
                 updated_at: at,
+                listed_from,
             },
         );
         let i = self.issues.get_mut(&issue)?;
         i.comments += 1;
         i.updated_at = at;
         Some(id)
+    }
+
+    /// When a comment created now is first listed, under `Faults::stale_list_reads`: after a
+    /// random part of the window, and not before any earlier comment (a replica that has applied
+    /// a write has applied every earlier one), so a list that shows a comment shows all earlier
+    /// ones. `None` when lists are not stale.
+    fn draw_listed_from(&mut self) -> Option<Instant> {
+        let window = self.faults.stale_list_reads?;
+        let own = Instant::now() + window.mul_f64(self.rng.next_f64());
+        let at = self.list_horizon.map_or(own, |h| h.max(own));
+        self.list_horizon = Some(at);
+        Some(at)
     }
 
     /// Edits a comment's body (the issue's `updated_at` does not move, as on GitHub).

@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::time::Instant;
 
 use chrono::{DateTime, SubsecRound, Utc};
 
@@ -84,9 +85,16 @@ pub(crate) struct Comment {
     pub body: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Left out of list responses until this instant (`Faults::stale_list_reads`).
+    pub listed_from: Option<Instant>,
 }
 
 impl Comment {
+    /// Whether list responses show this comment yet.
+    pub(crate) fn listed(&self) -> bool {
+        self.listed_from.is_none_or(|t| Instant::now() >= t)
+    }
+
     pub(crate) fn snapshot(&self) -> SimComment {
         SimComment {
             id: self.id,
@@ -154,6 +162,8 @@ pub(crate) struct State {
     pub faults: Faults,
     pub rng: Rng,
     pub request_seq: u64,
+    /// The latest instant a stale comment becomes listed: no later comment is listed earlier.
+    pub list_horizon: Option<Instant>,
 }
 
 impl State {
@@ -180,6 +190,7 @@ impl State {
             faults: Faults::default(),
             rng,
             request_seq: 0,
+            list_horizon: None,
         }
     }
 
