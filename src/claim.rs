@@ -310,7 +310,8 @@ pub fn end_record(record: &ClaimRecord, outcome: Outcome, actor: &str, reason: &
 
 /// Posts a record comment exactly once: when a post's outcome is unknown, the comments are read
 /// again and the record is looked up by its key (the claim id of a claim or end record, the host
-/// of a host report, the request id of a cancel record) before posting again.
+/// of a host report, the request id of a cancel record) before posting again; that list may be
+/// stale, so a copy posted again is settled by `fresh::keep_first` (the first copy stays).
 pub async fn post_record(
     ctx: &Ctx,
     n: u64,
@@ -318,10 +319,13 @@ pub async fn post_record(
     kind: Kind,
     body: &str,
 ) -> anyhow::Result<Comment> {
+    let mut uncertain = false;
     for _ in 0..POST_ATTEMPTS {
         match ctx.client.create_comment(n, body).await {
+            Ok(c) if uncertain => return Ok(fresh::keep_first(ctx, n, c, key, kind).await),
             Ok(c) => return Ok(c),
             Err(e) if e.is_uncertain() => {
+                uncertain = true;
                 tracing::warn!(
                     issue = n,
                     record = key,
@@ -349,14 +353,22 @@ pub fn find_end<'a>(ctx: &Ctx, comments: &'a [Comment], claim_id: &str) -> Optio
         .min_by_key(|c| c.id)
 }
 
-/// Our own comment that carries the `kind` record of `key`, if GitHub has it.
+/// Our own first comment that carries the `kind` record of `key`, if GitHub has it.
 pub fn find_record<'a>(
     ctx: &Ctx,
     comments: &'a [Comment],
     key: &str,
     kind: Kind,
 ) -> Option<&'a Comment> {
-    comments.iter().find(|c| {
+    copies(ctx, comments, key, kind)
+        .into_iter()
+        .min_by_key(|c| c.id)
+}
+
+/// Every comment of ours that carries the `kind` record of `key` (more than one only when a post
+/// with an unknown outcome had landed after all).
+pub fn copies<'a>(ctx: &Ctx, comments: &'a [Comment], key: &str, kind: Kind) -> Vec<&'a Comment> {
+    let ours = comments.iter().filter(|c| {
         c.author().eq_ignore_ascii_case(&ctx.me)
             && match decode(c.text()) {
                 Decoded::Record(Record::Claim(r)) => kind == Kind::Claim && r.claim_id == key,
@@ -365,7 +377,8 @@ pub fn find_record<'a>(
                 Decoded::Record(Record::Cancel(r)) => kind == Kind::Cancel && r.request_id == key,
                 _ => false,
             }
-    })
+    });
+    ours.collect()
 }
 
 #[cfg(test)]

@@ -6,12 +6,18 @@
 //! therefore decide only from a list that shows their own claim comment, reading again with
 //! back-off until it does, and decide nothing when it never does.
 //!
+//! A record posted again after a post with an unknown outcome (`claim::post_record`) is settled
+//! the same way: the list read through the new copy shows the first copy if GitHub applied it,
+//! and then the new copy is deleted, so a stale list cannot leave a duplicate record behind.
+//!
 //! No clock decides here: the wait ends on evidence (our comment listed) and is bounded only so
 //! that a command does not hang.
 
+use crate::claim::copies;
 use crate::context::Ctx;
 use crate::github::{Comment, GithubError};
 use crate::host::LocalClaim;
+use crate::record::Kind;
 
 /// How many times an issue's comments are read, at most, waiting for our own comment.
 pub const LIST_READS: u32 = 9;
@@ -77,4 +83,45 @@ pub async fn claim_comments(ctx: &Ctx, local: &LocalClaim) -> anyhow::Result<Vec
             local.record.claim_id
         ),
     }
+}
+
+/// After `posted` was posted again because an earlier post of the same record had an unknown
+/// outcome: reads issue `n`'s comments through `posted`, so the list shows every earlier copy
+/// GitHub applied, keeps the first copy (the record, everywhere) and deletes the others. When
+/// the list cannot be read or never shows `posted`, `posted` is kept: a duplicate is left for
+/// reconcile, never a record lost.
+pub async fn keep_first(ctx: &Ctx, n: u64, posted: Comment, key: &str, kind: Kind) -> Comment {
+    let comments = match read_through(ctx, n, posted.id).await {
+        Ok(Listing::Fresh(comments)) => comments,
+        Ok(_) | Err(_) => {
+            tracing::warn!(
+                issue = n,
+                record = key,
+                "could not check for an earlier copy"
+            );
+            return posted;
+        }
+    };
+    let mut all = copies(ctx, &comments, key, kind);
+    all.sort_by_key(|c| c.id);
+    let Some((first, later)) = all.split_first() else {
+        return posted;
+    };
+    for copy in later {
+        match ctx.client.delete_comment(copy.id).await {
+            Ok(()) => tracing::info!(
+                issue = n,
+                record = key,
+                "an earlier post had landed after all; deleted the later copy {}",
+                copy.id
+            ),
+            Err(e) => tracing::warn!(
+                issue = n,
+                record = key,
+                "could not delete the later copy {} ({e}); reconcile removes it",
+                copy.id
+            ),
+        }
+    }
+    (*first).clone()
 }

@@ -125,6 +125,28 @@ async fn claim_race_under_thirty_percent_502s_still_has_one_owner_and_no_duplica
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_posted_again_after_a_lost_reply_leaves_one_copy_even_when_lists_are_stale() {
+    let world = World::new().await;
+    // Given 30% of requests answered 502 (half of the failed writes applied anyway), and comment
+    // lists that leave a new comment out for up to 300 ms, so the check after an unknown outcome
+    // can miss a post that landed
+    world.sim.set_faults(Faults {
+        server_error_rate: 0.3,
+        applied_before_error: 0.5,
+        stale_list_reads: Some(std::time::Duration::from_millis(300)),
+        ..Faults::default()
+    });
+    for round in 0..5 {
+        let issue = world.ready_issue(&format!("stale flaky race {round}"));
+        // When four hosts claim it at once
+        let results = world.race_claims(issue, 4).await;
+        // Then there is one owner, and GitHub holds one copy of every record
+        assert_one_owner(&world, issue, &results);
+        assert_no_duplicates(&world, issue);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claim_record_by_a_stranger_is_ignored_and_reported() {
     let world = World::new().await;
     // Given a Ready issue on which a stranger posted a forged claim record

@@ -21,64 +21,11 @@ use thirdshift_reconciler::record::{HostReport, Outcome, Record};
 const BIN: &str = env!("CARGO_BIN_EXE_thirdshift-reconciler");
 const COMMENTS_ROUTE: &str = "/repos/{owner}/{repo}/issues/{issue_number}/comments";
 
-/// Given: a config file giving each host its capacity.
-fn config(world: &World, hosts: &[(&str, u32)]) -> PathBuf {
-    let mut text = String::from("hosts:\n");
-    for (host, capacity) in hosts {
-        text.push_str(&format!("  {host}:\n    capacity: {capacity}\n"));
-    }
-    let path = world.dir.path().join("thirdshift.yml");
-    std::fs::write(&path, text).expect("config written");
-    path
-}
-
-/// `pickup [extra] -- sh -c script` on `host` with `config`.
-fn pickup(
-    world: &World,
-    host: &str,
-    config: &Path,
-    extra: &[&str],
-    script: &str,
-) -> tokio::process::Command {
-    let mut cmd = world.cli(host);
-    cmd.arg("--config")
-        .arg(config)
-        .arg("pickup")
-        .args(extra)
-        .args(["--", "sh", "-c", script]);
-    cmd
-}
-
-/// Open issues still carrying the ready label.
-fn ready_left(world: &World, issues: &[u64]) -> usize {
-    issues
-        .iter()
-        .filter(|n| world.labels(**n).iter().any(|l| l == READY))
-        .count()
-}
-
 fn done_ends(world: &World, issue: u64) -> usize {
     ends(world, issue)
         .iter()
         .filter(|e| e.outcome == Outcome::Done)
         .count()
-}
-
-/// Hosts whose pickup printed `#N: taken`, by issue.
-fn taken_lines(outs: &[(String, std::process::Output)]) -> BTreeMap<u64, Vec<String>> {
-    let mut taken = BTreeMap::<u64, Vec<String>>::new();
-    for (host, out) in outs {
-        for line in stdout(out).lines() {
-            let Some((n, rest)) = line.strip_prefix('#').and_then(|l| l.split_once(':')) else {
-                continue;
-            };
-            if rest.trim_start().starts_with("taken") {
-                let n: u64 = n.parse().expect("issue number");
-                taken.entry(n).or_default().push(host.clone());
-            }
-        }
-    }
-    taken
 }
 
 /// For a failure message: the issue's labels, records and every host's Run logs of it.
@@ -165,30 +112,6 @@ fn marking_script(marks: &Path, capacity: usize) -> String {
     )
 }
 
-/// Runs pickup on `host` again and again until no Ready issue is left; returns every output.
-async fn pickup_until_empty(
-    world: &World,
-    host: &str,
-    config: &Path,
-    script: &str,
-    issues: &[u64],
-) -> Vec<(String, std::process::Output)> {
-    let mut outs = Vec::new();
-    while ready_left(world, issues) > 0 {
-        let out = pickup(world, host, config, &[], script)
-            .output()
-            .await
-            .expect("pickup runs");
-        assert_eq!(out.status.code(), Some(0), "{host}: {}", stderr(&out));
-        let at_capacity = stdout(&out).contains("at capacity");
-        outs.push((host.to_string(), out));
-        if at_capacity {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-    outs
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_hosts_of_capacity_two_take_twenty_issues_each_once_never_over_capacity() {
     let world = World::new().await;
@@ -213,6 +136,9 @@ async fn three_hosts_of_capacity_two_take_twenty_issues_each_once_never_over_cap
     let [a, b, c] = passes;
     let (a, b, c) = tokio::join!(a, b, c);
     let outs: Vec<_> = [a, b, c].concat();
+    for (host, out) in &outs {
+        assert_eq!(out.status.code(), Some(0), "{host}: {}", stderr(out));
+    }
     let deadline = Instant::now() + Duration::from_secs(30);
     while issues.iter().any(|n| done_ends(&world, *n) == 0) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;

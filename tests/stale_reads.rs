@@ -9,10 +9,12 @@ mod harness;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Output;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness::*;
+use thirdshift_reconciler::host::capacity::live_claims;
+use thirdshift_reconciler::host::identity::boot_id;
+use thirdshift_reconciler::host::{ProcessTable, StateDir};
 use thirdshift_reconciler::record::{Outcome, Record};
 use thirdshift_reconciler::sim::Faults;
 
@@ -274,91 +276,111 @@ async fn two_runs_staging_in_a_loop_under_stale_lists_never_work_at_the_same_tim
     }
 }
 
-/// What one host's slots have tried, shared between them as a host's pickup would know it.
-type Tried = Arc<std::sync::Mutex<Vec<u64>>>;
-
-/// One of a host's Run slots, as a pickup would drive it: runs the first issue that is Ready,
-/// not in progress and not yet tried on this host, again and again, until there is none.
-/// Returns the Runs' exit codes.
-async fn slot(world: Arc<World>, host: String, tried: Tried, issues: Vec<u64>) -> Vec<i32> {
-    let script = staging_script(2, &world.dir.path().join("stages.log"));
-    let mut codes = Vec::new();
-    loop {
-        let next = {
-            let mut tried = tried.lock().expect("tried");
-            let next = issues.iter().copied().find(|n| {
-                let labels = world.labels(*n);
-                let ready = labels.iter().any(|l| l == READY);
-                ready && !labels.iter().any(|l| l == IN_PROGRESS) && !tried.contains(n)
-            });
-            tried.extend(next);
-            next
-        };
-        let Some(issue) = next else {
-            return codes;
-        };
-        let out = start_run(&world, &host, issue, &script).await;
-        codes.push(out.status.code().unwrap_or(-1));
-    }
+/// Every Run on `hosts` has ended: no local record there is still active or claiming.
+fn all_runs_ended(world: &World, hosts: &[&str]) -> bool {
+    let table = ProcessTable::read().expect("process table");
+    let boot = boot_id().unwrap_or_default();
+    hosts.iter().all(|h| {
+        live_claims(&StateDir::resolve(Some(&world.state_dir(h))), &table, &boot).is_empty()
+    })
 }
 
-/// Three hosts with two Run slots each work through `issues` at once, each Run's CMD logging
-/// its stages to `stages.log`; returns every exit code.
-async fn three_hosts_two_slots(world: &Arc<World>, issues: &[u64]) -> Vec<i32> {
-    let mut set = tokio::task::JoinSet::new();
-    for host in ["alpha", "beta", "gamma"] {
-        let tried = Tried::default();
-        for _ in 0..2 {
-            let (world, host, tried) = (world.clone(), host.to_string(), tried.clone());
-            set.spawn(slot(world, host, tried, issues.to_vec()));
-        }
-    }
-    set.join_all().await.concat()
+/// What one repetition counted: Runs started, Runs that lost the race, pickup passes that
+/// reported a failed Run, and comment-list reads that missed the reader's own claim.
+#[derive(Default)]
+struct Counts {
+    runs: usize,
+    lost: usize,
+    failed_passes: usize,
+    stale: usize,
 }
 
-/// One repetition of the pickup-like test in a world of its own; returns (runs, lost, list
-/// reads missing the reader's own claim).
-async fn pickup_repetition(rep: usize) -> (usize, usize, usize) {
-    // Given twenty Ready issues, stale lists and 20% of requests failing with 502
-    let world = Arc::new(World::new().await);
+/// One repetition in a world of its own: three hosts of capacity 2 run `pickup` concurrently
+/// until no Ready issue is left, every Run's CMD reporting two stages.
+async fn pickup_repetition(rep: usize) -> Counts {
+    // Given three hosts of capacity 2, twenty Ready issues, stale lists and 20% 502s
+    let world = World::new().await;
+    let hosts = ["alpha", "beta", "gamma"];
+    let config = config(&world, &hosts.map(|h| (h, 2)));
     let issues: Vec<u64> = (0..20)
         .map(|i| world.ready_issue(&format!("#{i}")))
         .collect();
     world.sim.set_faults(stale_and_flaky());
-    // When three hosts with two slots each run every Ready issue they find, all at once
-    let codes = three_hosts_two_slots(&world, &issues).await;
+    let script = staging_script(2, &world.dir.path().join("stages.log"));
+    // When pickup passes run on all three at once until no Ready issue is left
+    let passes = hosts.map(|h| pickup_until_empty(&world, h, &config, &script, &issues));
+    let [a, b, c] = passes;
+    let (a, b, c) = tokio::join!(a, b, c);
+    let outs: Vec<_> = [a, b, c].concat();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !all_runs_ended(&world, &hosts) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        all_runs_ended(&world, &hosts),
+        "Runs still live after a minute"
+    );
     // Then no issue was worked by two Runs at once, and only by its owner's Run
     let spans = spans(&world.dir.path().join("stages.log"));
     assert_one_worker_per_issue(&world, &spans);
-    // And every issue was worked and done once; the other Runs lost the race (exit 3)
     assert_eq!(spans.len(), 20, "issues worked in repetition {rep}");
-    let all_known = codes.iter().all(|c| [0, 3].contains(c));
-    assert!(all_known, "exit codes {codes:?}");
-    assert_eq!(codes.iter().filter(|c| **c == 0).count(), 20);
+    // And every issue ended done exactly once
+    for n in &issues {
+        let done = ends(&world, *n)
+            .iter()
+            .filter(|e| e.outcome == Outcome::Done)
+            .count();
+        assert_eq!(done, 1, "#{n} ended done once: {:#?}", history(&world, *n));
+    }
     // And after a reconcile no claim is left active anywhere
     tokio::time::sleep(WINDOW).await;
     reconcile(&world).await;
     for issue in &issues {
         assert!(active_claims(&world, *issue).is_empty(), "#{issue}");
     }
-    let lost = codes.iter().filter(|c| **c == 3).count();
-    (codes.len(), lost, world.sim.count("GET", ONE_COMMENT))
+    let odd: Vec<_> = outs
+        .iter()
+        .filter(|(_, o)| !matches!(o.status.code(), Some(0) | Some(1)))
+        .map(|(h, o)| format!("{h}: {:?} {}", o.status, stderr(o)))
+        .collect();
+    assert!(odd.is_empty(), "pickup exits {odd:#?}");
+    let lost = issues
+        .iter()
+        .flat_map(|n| ends(&world, *n))
+        .filter(|e| e.outcome == Outcome::Withdrawn)
+        .count();
+    Counts {
+        runs: taken_lines(&outs).values().map(Vec::len).sum::<usize>() + lost,
+        lost,
+        failed_passes: outs
+            .iter()
+            .filter(|(_, o)| o.status.code() == Some(1))
+            .count(),
+        stale: world.sim.count("GET", ONE_COMMENT),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn three_hosts_of_two_slots_on_twenty_issues_never_work_one_issue_twice_ten_times() {
+async fn pickup_on_three_hosts_under_stale_lists_and_502s_never_works_one_issue_twice_ten_times() {
     let started = Instant::now();
-    let (mut runs, mut lost, mut stale) = (0, 0, 0);
+    let mut total = Counts::default();
     // Two repetitions at a time, each in a world of its own
     for pair in 0..5 {
         let (a, b) = tokio::join!(pickup_repetition(2 * pair), pickup_repetition(2 * pair + 1));
-        for (r, l, s) in [a, b] {
-            (runs, lost, stale) = (runs + r, lost + l, stale + s);
+        for c in [a, b] {
+            total.runs += c.runs;
+            total.lost += c.lost;
+            total.failed_passes += c.failed_passes;
+            total.stale += c.stale;
         }
     }
     eprintln!(
-        "10 x (3 hosts x 2 slots, 20 issues): {runs} runs, {lost} lost the race, {stale} list \
-         reads missing the reader's own claim, {:?}",
+        "10 x (3 hosts x capacity 2, 20 issues, pickup): {} Runs, {} lost the race, {} pickup \
+         passes with a failed Run, {} list reads missing the reader's own claim, {:?}",
+        total.runs,
+        total.lost,
+        total.failed_passes,
+        total.stale,
         started.elapsed()
     );
 }

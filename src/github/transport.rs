@@ -41,14 +41,16 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// The default policy, with the base delay overridable by `THIRDSHIFT_RETRY_BASE_MS` (tests
-    /// against the emulator use a few milliseconds).
+    /// against the emulator use a few milliseconds) and the attempts by
+    /// `THIRDSHIFT_RETRY_ATTEMPTS` (tests that fail 30% of requests ask for more patience).
     pub fn from_env() -> RetryPolicy {
         let mut policy = RetryPolicy::default();
-        if let Some(ms) = std::env::var("THIRDSHIFT_RETRY_BASE_MS")
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-        {
+        let number = |name: &str| std::env::var(name).ok()?.parse::<u64>().ok();
+        if let Some(ms) = number("THIRDSHIFT_RETRY_BASE_MS") {
             policy.base_delay = Duration::from_millis(ms);
+        }
+        if let Some(n) = number("THIRDSHIFT_RETRY_ATTEMPTS").filter(|n| (1..=20).contains(n)) {
+            policy.max_attempts = n as u32;
         }
         policy
     }

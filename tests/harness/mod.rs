@@ -3,7 +3,10 @@
 //! process. Helpers read as the "given" and "then" of each test. Not used by unit tests.
 #![allow(dead_code)]
 
+mod pickup;
 mod runs;
+#[allow(unused_imports)]
+pub use pickup::*;
 #[allow(unused_imports)]
 pub use runs::*;
 
@@ -60,6 +63,9 @@ impl World {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("GITHUB_TOKEN", BOT_TOKEN)
             .env("THIRDSHIFT_RETRY_BASE_MS", "5")
+            // 12 attempts: the fault tests fail up to 30% of requests, and 8 failures in a row
+            // (0.3^8) happen a few times in a run of thousands of requests
+            .env("THIRDSHIFT_RETRY_ATTEMPTS", "12")
             .env("RUST_LOG", "warn")
             .arg("--repo")
             .arg(self.sim.repo_full_name())
