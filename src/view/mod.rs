@@ -1,0 +1,25 @@
+//! The live view (issue #7): one place that shows every active Run on every machine. `model.rs`
+//! builds what is shown, purely, from the same snapshot reconcile reads and the plan's verdicts;
+//! the renderers turn it into the registry issue's Markdown body (`markdown.rs`, also the step
+//! summary), a terminal table (`terminal.rs`), versioned JSON (`json.rs`) and a static HTML page
+//! (`html.rs`); `history.rs` renders one issue's Claim history. `record.rs` is the hidden view
+//! record. The IO shell is `publish.rs` (write the body when it changed) and `status.rs` (the
+//! `status` command). Nothing here decides about Claims, and nothing below `plan` imports it.
+
+pub mod markdown;
+pub mod model;
+pub mod record;
+pub mod terminal;
+
+#[cfg(test)]
+mod fixture;
+
+/// At most `max` characters of `s`, the last one an ellipsis when cut.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
