@@ -6,9 +6,14 @@
 //! record. The IO shell is `publish.rs` (write the body when it changed) and `status.rs` (the
 //! `status` command). Nothing here decides about Claims, and nothing below `plan` imports it.
 
+pub mod history;
+pub mod html;
+pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod publish;
 pub mod record;
+pub mod status;
 pub mod terminal;
 
 #[cfg(test)]
