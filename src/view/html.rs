@@ -21,10 +21,10 @@ main,header{max-width:1400px;margin:0 auto}
 h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 10px}
 .meta{color:var(--muted);margin:0 0 12px}
 a{color:#0969da}@media (prefers-color-scheme:dark){a{color:#4493f8}}
-code{font:13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+code{font:13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 table{border-collapse:collapse;width:100%}
-th,td{text-align:left;vertical-align:top;padding:8px 10px;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
-th{font-size:13px;color:var(--muted);font-weight:600}
+th,td{text-align:left;vertical-align:top;padding:8px 10px;border-bottom:1px solid var(--line);overflow-wrap:break-word}
+th{font-size:13px;color:var(--muted);font-weight:600;white-space:nowrap}
 tr.run td:first-child{border-left:6px solid var(--hc,var(--line))}
 .since{display:block;color:var(--muted);font-size:13px}
 .tally{list-style:none;padding:0;margin:0;display:flex;flex-wrap:wrap;gap:8px}
@@ -46,8 +46,8 @@ tr.run td:first-child{border-left:6px solid var(--hc,var(--line))}
  table.cards tr{margin:0 0 12px;border:1px solid var(--line);border-radius:10px;background:var(--card);overflow:hidden}
  table.cards tr.run{border-left:6px solid var(--hc,var(--line))}
  tr.run td:first-child{border-left:none}
- table.cards td{border:none;padding:5px 12px}
- table.cards td::before{content:attr(data-label);display:block;font-size:12px;color:var(--muted);font-weight:600}
+ table.cards td{border:none;padding:5px 12px 5px calc(12px + 7.5em);position:relative;min-height:1.9em;overflow-wrap:anywhere}
+ table.cards td::before{content:attr(data-label);position:absolute;left:12px;width:7em;font-size:12px;line-height:1.9;color:var(--muted);font-weight:600}
 }
 "#;
 
@@ -115,7 +115,7 @@ fn runs(out: &mut String, runs: &[RunRow], now: DateTime<Utc>) {
             out,
             "<tr class=\"run h-{slug}\" id=\"run-{}-{}\" data-issue=\"{}\" data-health=\"{slug}\">\
              <td data-label=\"Issue\">{}</td><td data-label=\"Host\">{}</td>\
-             <td data-label=\"Stage\">{}</td><td data-label=\"Harness · session\">{}</td>\
+             <td data-label=\"Stage\">{}</td><td data-label=\"Session\">{}</td>\
              <td data-label=\"Health\">{}</td><td data-label=\"Last evidence\">{}</td>\
              <td data-label=\"Logs\">{}</td></tr>",
             r.issue,
