@@ -13,6 +13,7 @@ use crate::record::{
     ClaimRecord, ClaimVerdict, DeathReason, HostReport, Ownership, RawComment, Trust, Verdict,
 };
 use crate::snapshot::{IssueSnapshot, RegistryPage, ReportView, Snapshot};
+use crate::view::model::{build, Inputs, View};
 
 pub const BASE: u64 = 5_000_000_000;
 pub const REPO: &str = "acme/widgets";
@@ -177,4 +178,16 @@ pub fn ended() -> Vec<EndedClaim> {
             comment_id: BASE + 500,
         },
     ]
+}
+
+/// The view of [`snapshot`] after a pass that applied `ended` (`status` applies nothing).
+pub fn view(ended: &[EndedClaim]) -> View {
+    let snapshot = snapshot();
+    let plan = planned(&snapshot);
+    build(&Inputs {
+        repository: REPO,
+        snapshot: &snapshot,
+        plan: &plan,
+        ended,
+    })
 }

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use super::markdown::time;
 use super::model::{HostRow, Recovery, RunHealth, RunRow, View};
 use super::terminal::age;
+use super::{is_web_link, joined, log_list};
 
 const STYLE: &str = r#"
 :root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;--card:#f6f8fa}
@@ -152,34 +153,19 @@ fn stage_cell(r: &RunRow, now: DateTime<Utc>) -> String {
 }
 
 fn harness_cell(r: &RunRow) -> String {
-    let h = r.harness.as_deref().map(esc);
-    let s = r
+    let session = r
         .session
         .as_deref()
         .map(|s| format!("<code>{}</code>", esc(s)));
-    match (h, s) {
-        (Some(h), Some(s)) => format!("{h} · {s}"),
-        (Some(x), None) | (None, Some(x)) => x,
-        (None, None) => "—".into(),
-    }
+    joined(r.harness.as_deref().map(esc), session)
 }
 
 fn logs_cell(logs: &[String]) -> String {
-    if logs.is_empty() {
-        return "—".into();
-    }
-    let parts: Vec<String> = logs
-        .iter()
-        .enumerate()
-        .map(|(k, l)| {
-            if is_web(l) {
-                link(l, &format!("log {}", k + 1))
-            } else {
-                format!("<code>{}</code>", esc(l))
-            }
-        })
-        .collect();
-    parts.join("<br>")
+    log_list(
+        logs,
+        |n, url| link(url, &format!("log {n}")),
+        |path| format!("<code>{}</code>", esc(path)),
+    )
 }
 
 fn hosts(out: &mut String, hosts: &[HostRow], now: DateTime<Utc>) {
@@ -248,13 +234,9 @@ fn recoveries(out: &mut String, recoveries: &[Recovery]) {
     out.push_str("</tbody>\n</table>\n</section>\n");
 }
 
-fn is_web(s: &str) -> bool {
-    (s.starts_with("https://") || s.starts_with("http://")) && !s.contains(char::is_whitespace)
-}
-
 /// A link to an http(s) address; anything else is shown as text, never as a link.
 fn link(url: &str, text: &str) -> String {
-    if is_web(url) {
+    if is_web_link(url) {
         format!("<a href=\"{}\">{}</a>", esc(url), esc(text))
     } else {
         esc(text)
@@ -281,17 +263,9 @@ pub fn esc(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::view::fixture;
-    use crate::view::model::{build, Inputs};
 
     fn page() -> String {
-        let snapshot = fixture::snapshot();
-        let plan = fixture::planned(&snapshot);
-        let view = build(&Inputs {
-            repository: fixture::REPO,
-            snapshot: &snapshot,
-            plan: &plan,
-            ended: &[],
-        });
+        let view = fixture::view(&[]);
         render(&view, fixture::now())
     }
 

@@ -27,18 +27,10 @@ pub fn render(view: &View, now: DateTime<Utc>) -> String {
 mod tests {
     use super::*;
     use crate::view::fixture;
-    use crate::view::model::{build, Inputs};
 
     #[test]
     fn json_names_its_schema_version_and_every_run_with_its_health() {
-        let snapshot = fixture::snapshot();
-        let plan = fixture::planned(&snapshot);
-        let view = build(&Inputs {
-            repository: fixture::REPO,
-            snapshot: &snapshot,
-            plan: &plan,
-            ended: &[],
-        });
+        let view = fixture::view(&[]);
         let v: serde_json::Value = serde_json::from_str(&render(&view, fixture::now())).unwrap();
         assert_eq!(v["schema_version"], 1);
         assert_eq!(v["generated_at"], "2025-03-05T12:00:00Z");

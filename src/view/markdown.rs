@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 
 use super::model::{HostRow, Recovery, RunHealth, RunRow, View};
+use super::{joined, log_list};
 
 /// The most Run rows written (GitHub caps an issue body at 65,536 characters).
 pub const MAX_ROWS: usize = 120;
@@ -84,31 +85,14 @@ fn stage(r: &RunRow) -> String {
 }
 
 fn harness(r: &RunRow) -> String {
-    let h = r.harness.as_deref().map(cell);
-    let s = r.session.as_deref().map(code);
-    match (h, s) {
-        (Some(h), Some(s)) => format!("{h} · {s}"),
-        (Some(x), None) | (None, Some(x)) => x,
-        (None, None) => "—".into(),
-    }
+    joined(
+        r.harness.as_deref().map(cell),
+        r.session.as_deref().map(code),
+    )
 }
 
 fn logs(logs: &[String]) -> String {
-    if logs.is_empty() {
-        return "—".into();
-    }
-    let parts: Vec<String> = logs
-        .iter()
-        .enumerate()
-        .map(|(k, l)| {
-            if is_web_link(l) {
-                format!("[log {}]({})", k + 1, l)
-            } else {
-                code(l)
-            }
-        })
-        .collect();
-    parts.join("<br>")
+    log_list(logs, |n, url| format!("[log {n}]({url})"), code)
 }
 
 fn hosts(out: &mut String, hosts: &[HostRow]) {
@@ -180,12 +164,6 @@ pub fn time(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
-/// Whether `s` is an http(s) address safe to put in a Markdown link.
-fn is_web_link(s: &str) -> bool {
-    (s.starts_with("https://") || s.starts_with("http://"))
-        && !s.contains(|c: char| c.is_whitespace() || matches!(c, '<' | '>' | '(' | ')' | '|'))
-}
-
 /// Text made safe for one table cell: on one line, pipes, brackets and HTML escaped, mentions
 /// and issue references defused so the dashboard pings nobody.
 pub fn cell(s: &str) -> String {
@@ -224,22 +202,13 @@ fn code(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::view::fixture;
-    use crate::view::model::{build, Inputs};
 
     #[test]
     fn dashboard_after_a_pass_over_three_hosts() {
         // given live, orphaned, dead, superseded, awaiting-host and unowned Runs on three hosts,
         // and a pass that ended the dead and the superseded claim
-        let snapshot = fixture::snapshot();
-        let plan = fixture::planned(&snapshot);
-        let ended = fixture::ended();
         // when the dashboard is rendered
-        let view = build(&Inputs {
-            repository: fixture::REPO,
-            snapshot: &snapshot,
-            plan: &plan,
-            ended: &ended,
-        });
+        let view = fixture::view(&fixture::ended());
         // then it shows every remaining Run with its health, the hosts and the recoveries
         insta::assert_snapshot!(render(&view));
     }

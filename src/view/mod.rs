@@ -28,3 +28,43 @@ pub fn clip(s: &str, max: usize) -> String {
     out.push('…');
     out
 }
+
+/// `a · b`, either one alone, or `—` when neither is known.
+pub(crate) fn joined(a: Option<String>, b: Option<String>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{a} · {b}"),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => "—".into(),
+    }
+}
+
+/// Each log as `web(n, url)` (n from 1) when it is an http(s) address, else as `other(path)`,
+/// joined by `<br>`; `—` for none.
+pub(crate) fn log_list(
+    logs: &[String],
+    web: impl Fn(usize, &str) -> String,
+    other: impl Fn(&str) -> String,
+) -> String {
+    if logs.is_empty() {
+        return "—".into();
+    }
+    let parts: Vec<String> = logs
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            if is_web_link(l) {
+                web(k + 1, l)
+            } else {
+                other(l)
+            }
+        })
+        .collect();
+    parts.join("<br>")
+}
+
+/// Whether `s` is an http(s) address safe to link (no spaces, brackets or pipes in it).
+pub(crate) fn is_web_link(s: &str) -> bool {
+    (s.starts_with("https://") || s.starts_with("http://"))
+        && !s
+            .contains(|c: char| c.is_whitespace() || matches!(c, '<' | '>' | '(' | ')' | '|' | '"'))
+}

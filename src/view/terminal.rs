@@ -155,17 +155,9 @@ pub fn age(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
 mod tests {
     use super::*;
     use crate::view::fixture;
-    use crate::view::model::{build, Inputs};
 
     fn status_view() -> View {
-        let snapshot = fixture::snapshot();
-        let plan = fixture::planned(&snapshot);
-        build(&Inputs {
-            repository: fixture::REPO,
-            snapshot: &snapshot,
-            plan: &plan,
-            ended: &[],
-        })
+        fixture::view(&[])
     }
 
     #[test]
