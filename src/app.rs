@@ -38,7 +38,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             Ok(OK)
         }
         Command::Command { .. } => not_yet("command", 6),
-        Command::Status { .. } => not_yet("status", 7),
+        Command::Status { json, html, issue } => {
+            let ctx = Ctx::connect(&g, None).await?;
+            let req = crate::view::status::StatusRequest { json, html, issue };
+            crate::view::status::status(&ctx, &req).await
+        }
     }
 }
 
@@ -135,10 +139,13 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
         return Ok(OK);
     }
     let code = reconcile_cmd(&ctx).await?;
-    // The report is written again from what the pass left, so an idle next pass writes nothing.
+    // The report is written again from what the pass left, so an idle next pass writes nothing;
+    // the dashboard then shows that report too (one more read, only when the report changed).
     let after = crate::observe::observe(&ctx).await?;
     if after.report_written {
         print!("{}", crate::summary::observed(&after.report, true));
+        let published = crate::view::status::refresh(&ctx).await?;
+        println!("{}", published.line());
     }
     Ok(code)
 }
@@ -146,6 +153,9 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
 async fn reconcile_cmd(ctx: &Ctx) -> anyhow::Result<i32> {
     let pass = crate::reconcile::pass(ctx).await?;
     print!("{}", crate::summary::pass(&pass.plan, &pass.applied));
+    let ended = &pass.applied.ended;
+    let published = crate::view::publish::publish(ctx, &pass.snapshot, &pass.plan, ended).await?;
+    println!("{}", published.line());
     if pass.applied.errors.is_empty() {
         Ok(OK)
     } else {

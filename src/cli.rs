@@ -69,12 +69,19 @@ pub enum Command {
         #[arg(long)]
         event: PathBuf,
     },
-    /// Show every Run (not yet built).
+    /// Show every active Run on every machine, the hosts and the last recoveries: a table on
+    /// the terminal, `--json` for scripts (docs/status.schema.json), `--html FILE` for a static
+    /// page, or `--issue N` for one issue's Claim history.
     Status {
-        #[arg(long)]
+        /// Print JSON (schema: docs/status.schema.json) instead of the table.
+        #[arg(long, conflicts_with = "issue")]
         json: bool,
-        #[arg(long)]
+        /// Write a self-contained HTML page to FILE.
+        #[arg(long, value_name = "FILE", conflicts_with = "issue")]
         html: Option<PathBuf>,
+        /// Show one issue's Claim history instead.
+        #[arg(long, value_name = "N")]
+        issue: Option<u64>,
     },
     /// The whole story on the built-in emulator, no token needed.
     Demo,

@@ -28,3 +28,4 @@ pub mod snapshot;
 pub mod stage;
 pub mod summary;
 pub mod text;
+pub mod view;

@@ -62,6 +62,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
         claims: verdicts,
         capacity: Some(capacity(&ctx.config, &ctx.host.host)),
         slots_used: Some(u32::try_from(in_use).unwrap_or(u32::MAX)),
+        booted_at: booted_at(ctx, &snapshot),
     };
     let (registry_issue, report_written) = write_report(ctx, &snapshot, &report).await?;
     Ok(Observed {
@@ -70,6 +71,16 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
         registry_issue,
         report_written,
     })
+}
+
+/// When this host booted: the time its last report gave for the same boot id, else read now
+/// (so a second's jitter in the kernel's boot time never rewrites the report).
+fn booted_at(ctx: &Ctx, snapshot: &Snapshot) -> Option<chrono::DateTime<chrono::Utc>> {
+    let last = snapshot
+        .report_of(&ctx.host.host, &ctx.host.machine_id)
+        .filter(|r| r.report.boot_id == ctx.host.boot_id)
+        .and_then(|r| r.report.booted_at);
+    last.or_else(crate::host::identity::boot_time)
 }
 
 /// Verdicts from this host's process table. A Claim is reported dead only when a second, fresh

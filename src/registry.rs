@@ -32,16 +32,33 @@ pub async fn find(ctx: &Ctx) -> anyhow::Result<Option<u64>> {
     if let Some(n) = ctx.config.registry_issue {
         return Ok(Some(n));
     }
-    let issues = ctx
+    Ok(registries(ctx).await?.first().map(|i| i.number))
+}
+
+/// The registry issue itself, body included (the live view's last state), if there is one.
+/// A pinned registry issue costs one read; a found one none beyond the search.
+pub async fn find_issue(ctx: &Ctx) -> anyhow::Result<Option<Issue>> {
+    if let Some(n) = ctx.config.registry_issue {
+        let issue = ctx.client.get_issue(n).await;
+        return match issue {
+            Ok(i) => Ok(Some(i)),
+            Err(e) if e.status() == Some(404) || e.status() == Some(410) => Ok(None),
+            Err(e) => Err(e).context("reading the registry issue"),
+        };
+    }
+    Ok(registries(ctx).await?.into_iter().next())
+}
+
+/// The trusted registry issues, lowest number first.
+async fn registries(ctx: &Ctx) -> anyhow::Result<Vec<Issue>> {
+    let mut issues = ctx
         .client
         .list_issues("open", Some(REGISTRY_LABEL))
         .await
         .context("looking for the registry issue")?;
-    Ok(issues
-        .iter()
-        .filter(|i| is_registry(ctx, i))
-        .map(|i| i.number)
-        .min())
+    issues.retain(|i| is_registry(ctx, i));
+    issues.sort_by_key(|i| i.number);
+    Ok(issues)
 }
 
 /// The registry issue's number, created on first use.

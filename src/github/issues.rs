@@ -49,6 +49,15 @@ impl Client {
             .map(drop)
     }
 
+    /// Replaces an issue's body (`PATCH` with `body`; a whole new body, so safe to repeat).
+    pub async fn update_issue_body(&self, number: u64, body: &str) -> GhResult<()> {
+        let url = self.repo_url(&format!("/issues/{number}"));
+        let payload = json!({ "body": body });
+        self.send(Method::PATCH, &url, Some(&payload), Retry::Safe)
+            .await
+            .map(drop)
+    }
+
     /// Adds one label to an issue (`POST .../labels`); adding a label already there changes
     /// nothing, so this is safe to repeat.
     pub async fn add_label(&self, number: u64, label: &str) -> GhResult<()> {

@@ -33,6 +33,20 @@ pub fn boot_id() -> Option<String> {
     read_first(&["/proc/sys/kernel/random/boot_id"])
 }
 
+/// When this machine booted: `btime` of `/proc/stat` (seconds since the epoch). The kernel
+/// derives it from the clock and the uptime, so two reads may differ by a second: callers keep
+/// the first value they recorded for a boot id rather than reading it again.
+pub fn boot_time() -> Option<chrono::DateTime<chrono::Utc>> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let secs = stat
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse::<i64>()
+        .ok()?;
+    chrono::DateTime::from_timestamp(secs, 0)
+}
+
 fn system_hostname() -> String {
     read_first(&["/proc/sys/kernel/hostname", "/etc/hostname"])
         .unwrap_or_else(|| "localhost".into())
@@ -55,6 +69,12 @@ mod tests {
         let id = HostIdentity::detect(Some("builder-7"));
         assert_eq!(id.host, "builder-7");
         assert!(!id.boot_id.is_empty());
+    }
+
+    #[test]
+    fn boot_time_is_in_the_past() {
+        let booted = boot_time().expect("this test needs Linux /proc/stat");
+        assert!(booted < chrono::Utc::now());
     }
 
     #[test]

@@ -17,6 +17,17 @@ pub struct Applied {
     pub labels_changed: usize,
     pub comments_deleted: usize,
     pub errors: Vec<String>,
+    /// The end records this pass's actions stand on (posted now, or found already there), for
+    /// the live view's links.
+    pub ended: Vec<EndedClaim>,
+}
+
+/// Where the end record of a Claim this pass ended lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndedClaim {
+    pub issue: u64,
+    pub claim_id: String,
+    pub comment_id: u64,
 }
 
 /// Applies `actions` (in plan order).
@@ -50,13 +61,21 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
     match action {
         Action::PostEnd { issue, end } => {
             let comments = ctx.client.list_issue_comments(*issue).await?;
-            if find_end(ctx, &comments, &end.claim_id).is_some() {
-                return Ok(());
-            }
-            let posted =
-                post_record(ctx, *issue, &end.claim_id, Kind::End, &end.to_comment()).await?;
-            applied.ends_posted += 1;
-            drop_if_second(ctx, *issue, &end.claim_id, posted.id).await?;
+            let comment_id = match find_end(ctx, &comments, &end.claim_id) {
+                Some(existing) => existing.id,
+                None => {
+                    let posted =
+                        post_record(ctx, *issue, &end.claim_id, Kind::End, &end.to_comment())
+                            .await?;
+                    applied.ends_posted += 1;
+                    drop_if_second(ctx, *issue, &end.claim_id, posted.id).await?
+                }
+            };
+            applied.ended.push(EndedClaim {
+                issue: *issue,
+                claim_id: end.claim_id.clone(),
+                comment_id,
+            });
         }
         Action::AddLabel { issue, label } => {
             ctx.client.add_label(*issue, label).await?;
@@ -78,8 +97,8 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
 }
 
 /// After posting an end record: if another pass posted one for the same claim first, delete ours
-/// so exactly one remains.
-async fn drop_if_second(ctx: &Ctx, issue: u64, claim_id: &str, ours: u64) -> anyhow::Result<()> {
+/// so exactly one remains. Returns the id of the one that remains.
+async fn drop_if_second(ctx: &Ctx, issue: u64, claim_id: &str, ours: u64) -> anyhow::Result<u64> {
     let comments = ctx.client.list_issue_comments(issue).await?;
     if let Some(first) = find_end(ctx, &comments, claim_id) {
         if first.id < ours {
@@ -89,7 +108,8 @@ async fn drop_if_second(ctx: &Ctx, issue: u64, claim_id: &str, ours: u64) -> any
                 "another pass ended it first; removing our copy"
             );
             ctx.client.delete_comment(ours).await?;
+            return Ok(first.id);
         }
     }
-    Ok(())
+    Ok(ours)
 }

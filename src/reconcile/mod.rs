@@ -13,6 +13,8 @@ use crate::context::Ctx;
 /// What one reconcile pass decided and did.
 #[derive(Clone, Debug)]
 pub struct PassReport {
+    /// What the pass read (the live view renders it with the plan's verdicts).
+    pub snapshot: crate::snapshot::Snapshot,
     pub plan: Plan,
     pub applied: apply::Applied,
 }
@@ -29,5 +31,9 @@ pub async fn pass(ctx: &Ctx) -> anyhow::Result<PassReport> {
     for f in &plan.findings {
         tracing::info!(issue = f.issue, claim = ?f.claim_id, health = ?f.health, "{}", f.note);
     }
-    Ok(PassReport { plan, applied })
+    Ok(PassReport {
+        snapshot,
+        plan,
+        applied,
+    })
 }

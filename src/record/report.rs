@@ -115,6 +115,10 @@ pub struct HostReport {
     /// Slots in use: this host's live Claims across every repository it serves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slots_used: Option<u32>,
+    /// When the host booted (the boot `boot_id` names), for the live view. Read once per boot
+    /// and kept while the boot id stays the same, so it never makes a report change by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub booted_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl HostReport {
@@ -184,6 +188,7 @@ mod tests {
             ],
             capacity: Some(2),
             slots_used: Some(1),
+            booted_at: None,
         }
     }
 

@@ -20,6 +20,16 @@ pub struct Snapshot {
     pub registry_issue: Option<u64>,
     /// Later duplicates of a host's report (trusted authors): comment ids to delete.
     pub duplicate_reports: Vec<u64>,
+    /// The registry issue's page as read (for the live view), if it exists yet.
+    pub registry_page: Option<RegistryPage>,
+}
+
+/// The registry issue as the live view needs it: its address and the view record in its body.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RegistryPage {
+    pub html_url: String,
+    /// The JSON of the body's `view` record (the last view written), if it holds one.
+    pub view: Option<serde_json::Value>,
 }
 
 /// One issue and what its comments say about its Claims.

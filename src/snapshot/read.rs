@@ -9,13 +9,15 @@ use crate::context::Ctx;
 use crate::github::{Comment, Issue};
 use crate::record::{decode, Decoded, Record, Verdict};
 
-use super::{IssueSnapshot, Origin, Pull, ReportView, Snapshot};
+use super::{IssueSnapshot, Origin, Pull, RegistryPage, ReportView, Snapshot};
 
 /// Reads the snapshot; `extra` names issues to include whatever their labels.
 pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
-    let registry_issue = crate::registry::find(ctx).await?;
+    let registry = crate::registry::find_issue(ctx).await?;
+    let registry_issue = registry.as_ref().map(|i| i.number);
     let mut snapshot = Snapshot {
         registry_issue,
+        registry_page: registry.map(|i| registry_page(&i)),
         ..Snapshot::default()
     };
     if let Some(n) = registry_issue {
@@ -137,4 +139,19 @@ fn reports(ctx: &Ctx, comments: &[Comment]) -> (Vec<ReportView>, Vec<u64>) {
         });
     }
     (firsts, duplicates)
+}
+
+/// The registry issue's address and the JSON of the view record in its body, if it holds one.
+fn registry_page(issue: &Issue) -> RegistryPage {
+    let view = match decode(issue.body.as_deref().unwrap_or("")) {
+        Decoded::Record(Record::Other {
+            kind: crate::record::Kind::View,
+            json,
+        }) => Some(json),
+        _ => None,
+    };
+    RegistryPage {
+        html_url: issue.html_url.clone(),
+        view,
+    }
 }

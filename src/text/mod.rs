@@ -358,6 +358,7 @@ mod tests {
             ],
             capacity: None,
             slots_used: None,
+            booted_at: None,
         };
         insta::assert_snapshot!(host_report_comment(&report));
         let with_slots = HostReport {

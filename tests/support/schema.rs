@@ -5,7 +5,7 @@
 //! even where an `enum` omits it, as GitHub's own replies need: `state_reason: null`),
 //! `required`, `properties`, `additionalProperties` (false, or a schema), `items`, `enum`,
 //! `allOf`, `anyOf`, `oneOf` (exactly one, or the `discriminator`'s pick), and `format`
-//! `date-time` and `uri`. Not checked: numeric and length bounds, `pattern`, other formats.
+//! `date-time` and `uri`; for JSON Schema documents also `type` as a list and `"null"`. Not checked: numeric and length bounds, `pattern`, other formats.
 
 use serde_json::Value;
 use std::fmt;
@@ -92,8 +92,8 @@ impl<'a> Validator<'a> {
         if value.is_null() && schema.get("nullable") == Some(&Value::Bool(true)) {
             return;
         }
-        if let Some(ty) = schema.get("type").and_then(Value::as_str) {
-            if !type_matches(ty, value) {
+        if let Some(ty) = type_names(schema) {
+            if !ty.split(" or ").any(|t| type_matches(t, value)) {
                 let nullness = if value.is_null() {
                     " (the schema is not nullable)"
                 } else {
@@ -262,8 +262,24 @@ fn closest(keyword: &str, path: &str, results: Vec<Vec<Violation>>) -> Vec<Viola
     out
 }
 
+/// `type` as one string, or (JSON Schema) a list of names joined with ` or `.
+fn type_names(schema: &Value) -> Option<String> {
+    match schema.get("type")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(names) => Some(
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" or "),
+        ),
+        _ => None,
+    }
+}
+
 fn type_matches(ty: &str, value: &Value) -> bool {
     match ty {
+        "null" => value.is_null(),
         "string" => value.is_string(),
         "integer" => value.is_i64() || value.is_u64(),
         "number" => value.is_number(),

@@ -142,6 +142,7 @@ impl World {
             reports: reports.collect(),
             registry_issue: self.registry_issue,
             duplicate_reports: self.duplicate_reports.clone(),
+            registry_page: None,
         }
     }
 
@@ -186,6 +187,7 @@ fn report(verdicts: Vec<ClaimVerdict>) -> HostReport {
         claims: verdicts,
         capacity: None,
         slots_used: None,
+        booted_at: None,
     }
 }
 

@@ -1,0 +1,55 @@
+//! `status --json`: the view for scripts, in the versioned shape `docs/status.schema.json`
+//! describes. `schema_version` changes only when a field is removed, renamed or changes meaning;
+//! adding a field keeps the version (docs/view.md). Health is the kebab-case word
+//! (`writers-alive`). Nothing here reads the clock: `generated_at` is given.
+
+use chrono::{DateTime, Utc};
+
+use super::model::View;
+
+/// The version of the JSON shape `render` writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The view as pretty-printed JSON with `schema_version` and `generated_at`.
+pub fn render(view: &View, now: DateTime<Utc>) -> String {
+    let mut value = serde_json::to_value(view).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        object.insert("schema_version".into(), SCHEMA_VERSION.into());
+        object.insert(
+            "generated_at".into(),
+            serde_json::to_value(now).unwrap_or_default(),
+        );
+    }
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::fixture;
+
+    #[test]
+    fn json_names_its_schema_version_and_every_run_with_its_health() {
+        let view = fixture::view(&[]);
+        let v: serde_json::Value = serde_json::from_str(&render(&view, fixture::now())).unwrap();
+        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["generated_at"], "2025-03-05T12:00:00Z");
+        let healths: Vec<&str> = v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["health"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            healths,
+            [
+                "alive",
+                "superseded",
+                "writers-alive",
+                "dead",
+                "awaiting-host",
+                "unowned"
+            ]
+        );
+    }
+}

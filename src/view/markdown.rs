@@ -1,0 +1,237 @@
+//! The live view as GitHub Markdown: the registry issue's body (the dashboard) and the Action's
+//! step summary. Its fixed phrases live here, snapshot-tested, rather than in `crate::text`,
+//! because they are only ever rendered around this model. No clock: stage starts and reports are
+//! absolute UTC times, so an unchanged world renders byte-identical text and no pass rewrites
+//! the body for nothing. Untrusted text (titles, stage names, paths) is escaped for a table cell.
+
+use std::fmt::Write as _;
+
+use chrono::{DateTime, Utc};
+
+use super::model::{HostRow, Recovery, RunHealth, RunRow, View};
+use super::{joined, log_list};
+
+/// The most Run rows written (GitHub caps an issue body at 65,536 characters).
+pub const MAX_ROWS: usize = 120;
+
+/// The dashboard: Runs, hosts, last recoveries.
+pub fn render(view: &View) -> String {
+    let mut out = String::from(
+        "# 🗂️ thirdshift: Runs and hosts\n\n\
+         Every active Run on every machine, as the last reconcile pass saw it. Rewritten by \
+         reconcile only when something changed; each host keeps one report comment below. \
+         Please keep this issue open and do not edit the hidden line at the end.\n\n",
+    );
+    runs(&mut out, view);
+    hosts(&mut out, &view.hosts);
+    recoveries(&mut out, &view.recoveries);
+    out
+}
+
+/// A colour mark for each health word (the word itself is always written next to it).
+pub fn mark(h: RunHealth) -> &'static str {
+    match h {
+        RunHealth::Alive => "🟢",
+        RunHealth::WritersAlive => "🟡",
+        RunHealth::AwaitingHost => "⏳",
+        RunHealth::HostMismatch => "🟠",
+        RunHealth::Superseded => "⚪",
+        RunHealth::Unowned => "🔴",
+        RunHealth::Dead => "💀",
+        RunHealth::IssueClosed => "⚫",
+    }
+}
+
+fn runs(out: &mut String, view: &View) {
+    let _ = writeln!(out, "## Runs ({})\n", view.runs.len());
+    if view.runs.is_empty() {
+        out.push_str("No active Runs.\n\n");
+        return;
+    }
+    out.push_str(
+        "| Issue | Host | Stage | Harness · session | Health | Last evidence | Logs |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for r in view.runs.iter().take(MAX_ROWS) {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} {} | {} | {} |",
+            issue_link(r.issue, &r.title, &r.issue_url),
+            r.host.as_deref().map_or("—".into(), code),
+            stage(r),
+            harness(r),
+            mark(r.health),
+            r.health.word(),
+            cell(&r.evidence),
+            logs(&r.logs),
+        );
+    }
+    if view.runs.len() > MAX_ROWS {
+        let _ = writeln!(
+            out,
+            "\n…and {} more; `thirdshift-reconciler status` lists them all.",
+            view.runs.len() - MAX_ROWS
+        );
+    }
+    out.push('\n');
+}
+
+fn stage(r: &RunRow) -> String {
+    match (&r.stage, r.stage_since) {
+        (Some(s), Some(t)) => format!("{} since {}", code(s), time(t)),
+        (Some(s), None) => code(s),
+        _ => "—".into(),
+    }
+}
+
+fn harness(r: &RunRow) -> String {
+    joined(
+        r.harness.as_deref().map(cell),
+        r.session.as_deref().map(code),
+    )
+}
+
+fn logs(logs: &[String]) -> String {
+    log_list(logs, |n, url| format!("[log {n}]({url})"), code)
+}
+
+fn hosts(out: &mut String, hosts: &[HostRow]) {
+    let _ = writeln!(out, "## Hosts ({})\n", hosts.len());
+    if hosts.is_empty() {
+        out.push_str("No host has reported yet.\n\n");
+        return;
+    }
+    out.push_str(
+        "| Host | Booted | Capacity | Slots used | Runs | Last report |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    for h in hosts {
+        let last = match (h.last_report, &h.report_url) {
+            (Some(t), Some(u)) => format!("[{}]({u})", time(t)),
+            (Some(t), None) => time(t),
+            (None, _) => "never reported".into(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            code(&h.name),
+            h.booted_at.map_or("—".into(), time),
+            h.capacity.map_or("—".into(), |c| c.to_string()),
+            h.slots_used.map_or("—".into(), |c| c.to_string()),
+            h.runs,
+            last
+        );
+    }
+    out.push('\n');
+}
+
+fn recoveries(out: &mut String, recoveries: &[Recovery]) {
+    out.push_str("## Last recoveries\n\n");
+    if recoveries.is_empty() {
+        out.push_str("None yet.\n\n");
+        return;
+    }
+    out.push_str(
+        "| Issue | Claim | Host | Outcome | Ended | End record |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    for r in recoveries {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | [end record]({}) |",
+            issue_link(r.issue, &r.title, without_anchor(&r.end_url)),
+            code(&r.claim_id),
+            r.host.as_deref().map_or("—".into(), code),
+            r.outcome.as_str(),
+            time(r.ended_at),
+            r.end_url
+        );
+    }
+    out.push('\n');
+}
+
+/// A comment URL without its `#issuecomment-…`: the issue's.
+fn without_anchor(url: &str) -> &str {
+    url.split('#').next().unwrap_or(url)
+}
+
+fn issue_link(n: u64, title: &str, url: &str) -> String {
+    format!("[#{n}]({url}) {}", cell(&super::clip(title, 80)))
+}
+
+/// `2025-03-04 05:06 UTC`.
+pub fn time(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// Text made safe for one table cell: on one line, pipes, brackets and HTML escaped, mentions
+/// and issue references defused so the dashboard pings nobody.
+pub fn cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            '|' | '[' | ']' | '*' | '_' | '`' | '\\' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '@' => out.push_str("@\u{200b}"),
+            '#' => out.push_str("#\u{200b}"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Inline code for a table cell: backticks and pipes cannot break out of it.
+fn code(s: &str) -> String {
+    let v: String = s
+        .chars()
+        .map(|c| match c {
+            '\n' | '\r' | '\t' => ' ',
+            '`' => '\'',
+            c => c,
+        })
+        .collect();
+    format!("`{}`", v.replace('|', "\\|"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::fixture;
+
+    #[test]
+    fn dashboard_after_a_pass_over_three_hosts() {
+        // given live, orphaned, dead, superseded, awaiting-host and unowned Runs on three hosts,
+        // and a pass that ended the dead and the superseded claim
+        // when the dashboard is rendered
+        let view = fixture::view(&fixture::ended());
+        // then it shows every remaining Run with its health, the hosts and the recoveries
+        insta::assert_snapshot!(render(&view));
+    }
+
+    #[test]
+    fn dashboard_of_an_empty_repository() {
+        let view = View {
+            repository: fixture::REPO.into(),
+            registry_issue: Some(1),
+            registry_url: None,
+            runs: vec![],
+            hosts: vec![],
+            recoveries: vec![],
+        };
+        insta::assert_snapshot!(render(&view));
+    }
+
+    #[test]
+    fn cell_text_cannot_break_the_table_or_ping_anyone() {
+        assert_eq!(
+            cell("a|b\n[x](y) @octo #3 <b>"),
+            "a\\|b \\[x\\](y) @\u{200b}octo #\u{200b}3 &lt;b&gt;"
+        );
+        assert_eq!(code("a`b|c"), "`a'b\\|c`");
+    }
+}

@@ -1,0 +1,70 @@
+//! The live view (issue #7): one place that shows every active Run on every machine. `model.rs`
+//! builds what is shown, purely, from the same snapshot reconcile reads and the plan's verdicts;
+//! the renderers turn it into the registry issue's Markdown body (`markdown.rs`, also the step
+//! summary), a terminal table (`terminal.rs`), versioned JSON (`json.rs`) and a static HTML page
+//! (`html.rs`); `history.rs` renders one issue's Claim history. `record.rs` is the hidden view
+//! record. The IO shell is `publish.rs` (write the body when it changed) and `status.rs` (the
+//! `status` command). Nothing here decides about Claims, and nothing below `plan` imports it.
+
+pub mod history;
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod model;
+pub mod publish;
+pub mod record;
+pub mod status;
+pub mod terminal;
+
+#[cfg(test)]
+mod fixture;
+
+/// At most `max` characters of `s`, the last one an ellipsis when cut.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// `a · b`, either one alone, or `—` when neither is known.
+pub(crate) fn joined(a: Option<String>, b: Option<String>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{a} · {b}"),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => "—".into(),
+    }
+}
+
+/// Each log as `web(n, url)` (n from 1) when it is an http(s) address, else as `other(path)`,
+/// joined by `<br>`; `—` for none.
+pub(crate) fn log_list(
+    logs: &[String],
+    web: impl Fn(usize, &str) -> String,
+    other: impl Fn(&str) -> String,
+) -> String {
+    if logs.is_empty() {
+        return "—".into();
+    }
+    let parts: Vec<String> = logs
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            if is_web_link(l) {
+                web(k + 1, l)
+            } else {
+                other(l)
+            }
+        })
+        .collect();
+    parts.join("<br>")
+}
+
+/// Whether `s` is an http(s) address safe to link (no spaces, brackets or pipes in it).
+pub(crate) fn is_web_link(s: &str) -> bool {
+    (s.starts_with("https://") || s.starts_with("http://"))
+        && !s
+            .contains(|c: char| c.is_whitespace() || matches!(c, '<' | '>' | '(' | ')' | '|' | '"'))
+}

@@ -1,0 +1,374 @@
+//! The live view's model: what every renderer (the dashboard's Markdown, the terminal table, the
+//! JSON and the HTML page) shows, built purely from one snapshot, the plan's verdicts on it and
+//! the end records the pass stands on. No IO and no clock: renderers that show ages are given
+//! `now`. It decides nothing about Claims; the health of each Run is the plan's finding, in the
+//! view's words.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::reconcile::apply::EndedClaim;
+use crate::reconcile::{Action, Finding, Health, Plan};
+use crate::record::{ClaimView, Outcome};
+use crate::snapshot::{IssueSnapshot, Snapshot};
+
+/// How many recoveries the view keeps (newest first).
+pub const RECOVERIES_KEPT: usize = 10;
+
+/// Everything the live view shows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct View {
+    /// `OWNER/NAME`.
+    pub repository: String,
+    pub registry_issue: Option<u64>,
+    pub registry_url: Option<String>,
+    /// Active Runs (and issues `in-progress` without one), by issue, then claim comment.
+    pub runs: Vec<RunRow>,
+    /// Hosts that reported, and hosts named by a Run that never did, by name.
+    pub hosts: Vec<HostRow>,
+    /// The last Claims ended because their Run was proven dead, newest first.
+    pub recoveries: Vec<Recovery>,
+}
+
+/// The health of a Run in the view's words (`docs/view.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunHealth {
+    Alive,
+    WritersAlive,
+    AwaitingHost,
+    HostMismatch,
+    Superseded,
+    Unowned,
+    /// Proven dead by its host; the next pass (or this one, if it failed) ends the Claim.
+    Dead,
+    /// An active Claim on a closed issue, to be swept.
+    IssueClosed,
+}
+
+impl RunHealth {
+    pub const ALL: [RunHealth; 8] = [
+        RunHealth::Alive,
+        RunHealth::WritersAlive,
+        RunHealth::AwaitingHost,
+        RunHealth::HostMismatch,
+        RunHealth::Superseded,
+        RunHealth::Unowned,
+        RunHealth::Dead,
+        RunHealth::IssueClosed,
+    ];
+
+    /// The word people read: `alive`, `writers alive`, `awaiting host`, ….
+    pub fn word(self) -> &'static str {
+        match self {
+            RunHealth::Alive => "alive",
+            RunHealth::WritersAlive => "writers alive",
+            RunHealth::AwaitingHost => "awaiting host",
+            RunHealth::HostMismatch => "host mismatch",
+            RunHealth::Superseded => "superseded",
+            RunHealth::Unowned => "unowned",
+            RunHealth::Dead => "dead",
+            RunHealth::IssueClosed => "issue closed",
+        }
+    }
+
+    /// The wire name (kebab-case), also the HTML class suffix.
+    pub fn slug(self) -> &'static str {
+        match self {
+            RunHealth::Alive => "alive",
+            RunHealth::WritersAlive => "writers-alive",
+            RunHealth::AwaitingHost => "awaiting-host",
+            RunHealth::HostMismatch => "host-mismatch",
+            RunHealth::Superseded => "superseded",
+            RunHealth::Unowned => "unowned",
+            RunHealth::Dead => "dead",
+            RunHealth::IssueClosed => "issue-closed",
+        }
+    }
+
+    /// The view's word for a plan finding; `None` for findings that are no Run.
+    fn of(h: &Health) -> Option<RunHealth> {
+        Some(match h {
+            Health::Alive => RunHealth::Alive,
+            Health::WritersAlive { .. } => RunHealth::WritersAlive,
+            Health::AwaitingHost => RunHealth::AwaitingHost,
+            Health::HostMismatch => RunHealth::HostMismatch,
+            Health::Superseded => RunHealth::Superseded,
+            Health::Unowned => RunHealth::Unowned,
+            Health::Recovered | Health::Continued => RunHealth::Dead,
+            Health::Swept => RunHealth::IssueClosed,
+            Health::LabelsFinished => return None,
+        })
+    }
+}
+
+/// One active Run (or one issue `in-progress` without a Claim).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunRow {
+    pub issue: u64,
+    pub title: String,
+    pub issue_url: String,
+    pub claim_id: Option<String>,
+    pub claim_url: Option<String>,
+    pub host: Option<String>,
+    pub kind: Option<String>,
+    pub harness: Option<String>,
+    pub model: Option<String>,
+    pub session: Option<String>,
+    pub stage: Option<String>,
+    pub stage_since: Option<DateTime<Utc>>,
+    pub claimed_at: Option<DateTime<Utc>>,
+    pub branch: Option<String>,
+    pub health: RunHealth,
+    /// The pass's evidence for the health, one sentence.
+    pub evidence: String,
+    /// Log paths or URLs, as the Run recorded them.
+    pub logs: Vec<String>,
+}
+
+/// One host.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostRow {
+    pub name: String,
+    pub machine_id: Option<String>,
+    pub booted_at: Option<DateTime<Utc>>,
+    pub capacity: Option<u32>,
+    pub slots_used: Option<u32>,
+    /// Active Runs in this view naming the host.
+    pub runs: usize,
+    /// When its report was last written; `None`: it never reported.
+    pub last_report: Option<DateTime<Utc>>,
+    pub report_url: Option<String>,
+}
+
+/// A Claim ended because its Run was proven dead (`recovered` or `continued`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recovery {
+    pub issue: u64,
+    pub title: String,
+    pub claim_id: String,
+    pub host: Option<String>,
+    pub outcome: Outcome,
+    pub ended_at: DateTime<Utc>,
+    pub end_url: String,
+}
+
+/// What the view is built from.
+pub struct Inputs<'a> {
+    pub repository: &'a str,
+    pub snapshot: &'a Snapshot,
+    pub plan: &'a Plan,
+    /// End records the pass stands on (empty when nothing was applied, as in `status`).
+    pub ended: &'a [EndedClaim],
+}
+
+/// Builds the view: the snapshot's active Claims with the plan's verdicts, minus those the pass
+/// ended (they move to the recoveries), the hosts, and the recoveries kept so far.
+pub fn build(input: &Inputs<'_>) -> View {
+    let snapshot = input.snapshot;
+    let mut issues: Vec<&IssueSnapshot> = snapshot.issues.iter().collect();
+    issues.sort_by_key(|i| i.number);
+    let runs: Vec<RunRow> = issues.iter().flat_map(|i| runs_of(i, input)).collect();
+    let page = snapshot.registry_page.as_ref();
+    View {
+        repository: input.repository.to_string(),
+        registry_issue: snapshot.registry_issue,
+        registry_url: page.map(|p| p.html_url.clone()),
+        hosts: hosts(snapshot, &runs),
+        recoveries: recoveries(input),
+        runs,
+    }
+}
+
+/// The rows of one issue: its owner and superseded claims not ended by the pass, or the issue
+/// itself when it is `in-progress` without a Claim.
+fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
+    let ended = |c: &ClaimView| {
+        input
+            .ended
+            .iter()
+            .any(|e| e.claim_id == c.record.claim_id && e.issue == issue.number)
+    };
+    let mut rows: Vec<RunRow> = issue
+        .ownership
+        .active()
+        .filter(|c| !ended(c))
+        .filter_map(|c| {
+            let finding = finding_of(input.plan, issue.number, Some(&c.record.claim_id))?;
+            Some(claim_row(issue, c, finding))
+        })
+        .collect();
+    if let Some(f) = finding_of(input.plan, issue.number, None) {
+        if let Some(health) = RunHealth::of(&f.health) {
+            rows.push(RunRow {
+                issue: issue.number,
+                title: issue.title.clone(),
+                issue_url: issue.html_url.clone(),
+                claim_id: None,
+                claim_url: None,
+                host: None,
+                kind: None,
+                harness: None,
+                model: None,
+                session: None,
+                stage: None,
+                stage_since: None,
+                claimed_at: None,
+                branch: None,
+                health,
+                evidence: f.note.clone(),
+                logs: vec![],
+            });
+        }
+    }
+    rows
+}
+
+fn finding_of<'a>(plan: &'a Plan, issue: u64, claim_id: Option<&str>) -> Option<&'a Finding> {
+    plan.findings
+        .iter()
+        .find(|f| f.issue == issue && f.claim_id.as_deref() == claim_id)
+}
+
+fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding) -> RunRow {
+    let r = &c.record;
+    RunRow {
+        issue: issue.number,
+        title: issue.title.clone(),
+        issue_url: issue.html_url.clone(),
+        claim_id: Some(r.claim_id.clone()),
+        claim_url: Some(comment_url(&issue.html_url, c.comment_id)),
+        host: Some(r.host.clone()),
+        kind: Some(r.kind.as_str().to_string()),
+        harness: r.harness.clone(),
+        model: r.model.clone(),
+        session: r.agent_session.clone(),
+        stage: Some(r.stage.clone()),
+        stage_since: Some(r.stage_since),
+        claimed_at: Some(r.claimed_at),
+        branch: r.branch.clone(),
+        health: RunHealth::of(&finding.health).unwrap_or(RunHealth::AwaitingHost),
+        evidence: finding.note.clone(),
+        logs: r.logs.clone(),
+    }
+}
+
+/// The address of comment `id` on the issue at `issue_url`.
+pub fn comment_url(issue_url: &str, id: u64) -> String {
+    format!("{issue_url}#issuecomment-{id}")
+}
+
+/// Every reporting host, then every host a Run names that never reported, by name.
+fn hosts(snapshot: &Snapshot, runs: &[RunRow]) -> Vec<HostRow> {
+    let count = |name: &str| {
+        runs.iter()
+            .filter(|r| r.host.as_deref() == Some(name))
+            .count()
+    };
+    let registry_url = snapshot.registry_page.as_ref().map(|p| p.html_url.as_str());
+    let mut hosts: Vec<HostRow> = snapshot
+        .reports
+        .iter()
+        .map(|v| HostRow {
+            name: v.report.host.clone(),
+            machine_id: Some(v.report.machine_id.clone()),
+            booted_at: v.report.booted_at,
+            capacity: v.report.capacity,
+            slots_used: v.report.slots_used,
+            runs: count(&v.report.host),
+            last_report: Some(v.updated_at),
+            report_url: registry_url.map(|u| comment_url(u, v.comment_id)),
+        })
+        .collect();
+    for run in runs {
+        let Some(name) = &run.host else { continue };
+        if hosts.iter().any(|h| &h.name == name) {
+            continue;
+        }
+        hosts.push(HostRow {
+            name: name.clone(),
+            machine_id: None,
+            booted_at: None,
+            capacity: None,
+            slots_used: None,
+            runs: count(name),
+            last_report: None,
+            report_url: None,
+        });
+    }
+    hosts.sort_by(|a, b| (&a.name, &a.machine_id).cmp(&(&b.name, &b.machine_id)));
+    hosts
+}
+
+fn is_recovery(outcome: Outcome) -> bool {
+    matches!(outcome, Outcome::Recovered | Outcome::Continued)
+}
+
+/// The recoveries kept in the last view, then those the snapshot shows, then those this pass
+/// ended; the first entry for a claim wins, so an unchanged world gives the same list.
+fn recoveries(input: &Inputs<'_>) -> Vec<Recovery> {
+    let snapshot = input.snapshot;
+    let mut all: Vec<Recovery> = snapshot
+        .registry_page
+        .as_ref()
+        .and_then(|p| p.view.as_ref())
+        .and_then(|v| v.get("recoveries"))
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+        .unwrap_or_default();
+    for issue in &snapshot.issues {
+        for (claim, end) in &issue.ownership.ended {
+            if is_recovery(end.record.outcome) {
+                all.push(Recovery {
+                    issue: issue.number,
+                    title: issue.title.clone(),
+                    claim_id: claim.record.claim_id.clone(),
+                    host: Some(claim.record.host.clone()),
+                    outcome: end.record.outcome,
+                    ended_at: end.record.ended_at,
+                    end_url: comment_url(&issue.html_url, end.comment_id),
+                });
+            }
+        }
+    }
+    all.extend(
+        input
+            .ended
+            .iter()
+            .filter_map(|e| applied_recovery(input, e)),
+    );
+    let mut kept: Vec<Recovery> = Vec::new();
+    for r in all {
+        if !kept.iter().any(|k| k.claim_id == r.claim_id) {
+            kept.push(r);
+        }
+    }
+    kept.sort_by(|a, b| (b.ended_at, &a.claim_id).cmp(&(a.ended_at, &b.claim_id)));
+    kept.truncate(RECOVERIES_KEPT);
+    kept
+}
+
+/// A recovery this pass ended, from its planned end record and where apply found it.
+fn applied_recovery(input: &Inputs<'_>, e: &EndedClaim) -> Option<Recovery> {
+    let end = input.plan.actions.iter().find_map(|a| match a {
+        Action::PostEnd { end, .. } if end.claim_id == e.claim_id => Some(end),
+        _ => None,
+    })?;
+    if !is_recovery(end.outcome) {
+        return None;
+    }
+    let issue = input.snapshot.issue(e.issue)?;
+    let host = issue
+        .ownership
+        .active()
+        .find(|c| c.record.claim_id == e.claim_id)
+        .map(|c| c.record.host.clone());
+    Some(Recovery {
+        issue: e.issue,
+        title: issue.title.clone(),
+        claim_id: e.claim_id.clone(),
+        host,
+        outcome: end.outcome,
+        ended_at: end.ended_at,
+        end_url: comment_url(&issue.html_url, e.comment_id),
+    })
+}

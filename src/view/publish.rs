@@ -1,0 +1,87 @@
+//! Writing the live view after a pass (IO): the dashboard goes into the registry issue's body
+//! with one `PATCH`, only when its text changed (the hash in the view record says so), and to
+//! `$GITHUB_STEP_SUMMARY` when that is set. With no registry issue yet (no host has observed)
+//! there is nowhere to write and nothing is created. A failed write is retried by the next pass.
+
+use std::io::Write as _;
+
+use anyhow::Context as _;
+
+use super::model::{build, Inputs};
+use super::{markdown, record};
+use crate::context::Ctx;
+use crate::reconcile::apply::EndedClaim;
+use crate::reconcile::Plan;
+use crate::snapshot::Snapshot;
+
+/// What happened to the dashboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Published {
+    /// No registry issue yet: nothing written.
+    NoRegistry,
+    Unchanged {
+        issue: u64,
+    },
+    Written {
+        issue: u64,
+    },
+}
+
+impl Published {
+    /// One line for the terminal.
+    pub fn line(self) -> String {
+        match self {
+            Published::NoRegistry => "view: no registry issue yet; dashboard not written".into(),
+            Published::Unchanged { issue } => format!("view: dashboard on #{issue} unchanged"),
+            Published::Written { issue } => format!("view: dashboard on #{issue} written"),
+        }
+    }
+}
+
+/// Renders the view of `snapshot` and `plan` (after `ended` was applied) and writes it where it
+/// belongs.
+pub async fn publish(
+    ctx: &Ctx,
+    snapshot: &Snapshot,
+    plan: &Plan,
+    ended: &[EndedClaim],
+) -> anyhow::Result<Published> {
+    let repository = ctx.client.repo().to_string();
+    let view = build(&Inputs {
+        repository: &repository,
+        snapshot,
+        plan,
+        ended,
+    });
+    let text = markdown::render(&view);
+    step_summary(&text)?;
+    let Some(issue) = snapshot.registry_issue else {
+        return Ok(Published::NoRegistry);
+    };
+    let last = snapshot
+        .registry_page
+        .as_ref()
+        .and_then(|p| p.view.as_ref());
+    if record::last_hash(last) == Some(record::content_hash(&text).as_str()) {
+        return Ok(Published::Unchanged { issue });
+    }
+    ctx.client
+        .update_issue_body(issue, &record::body(&text, &view.recoveries))
+        .await
+        .with_context(|| format!("writing the dashboard into registry issue #{issue}"))?;
+    tracing::info!(issue, runs = view.runs.len(), "dashboard written");
+    Ok(Published::Written { issue })
+}
+
+/// Appends the dashboard to the Action's step summary, when running in one.
+fn step_summary(text: &str) -> anyhow::Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("opening the step summary {}", path.to_string_lossy()))?;
+    writeln!(file, "{text}").context("writing the step summary")
+}

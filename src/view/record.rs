@@ -1,0 +1,76 @@
+//! The hidden `view` record at the end of the registry issue's body: it marks the issue as the
+//! registry (so hosts find it again), holds a hash of the dashboard's text so a pass can tell an
+//! unchanged view without comparing bodies GitHub may have normalised, and keeps the last
+//! recoveries (their issues leave the snapshot once ended). It does no IO.
+
+use serde_json::json;
+
+use super::model::Recovery;
+use crate::record::{encode, Kind};
+
+/// The `content_hash` of `markdown`: FNV-1a, 64 bits, as `fnv1a64:` and 16 hex digits. Not a
+/// security measure: it only tells whether the text changed.
+pub fn content_hash(markdown: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in markdown.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("fnv1a64:{h:016x}")
+}
+
+/// The `content_hash` of the last view written, from the view record's JSON.
+pub fn last_hash(view: Option<&serde_json::Value>) -> Option<&str> {
+    view?.get("content_hash")?.as_str()
+}
+
+/// The registry issue's whole body: the dashboard, a blank line, the hidden record line.
+pub fn body(markdown: &str, recoveries: &[Recovery]) -> String {
+    let record = json!({
+        "registry": true,
+        "content_hash": content_hash(markdown),
+        "recoveries": recoveries,
+    });
+    format!("{}\n\n{}", markdown.trim_end(), encode(Kind::View, &record))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{decode, Decoded, Record};
+
+    #[test]
+    fn body_is_found_as_the_registry_and_carries_its_hash_and_recoveries() {
+        // given a dashboard with one recovery
+        let r = Recovery {
+            issue: 9,
+            title: "t <-- x -->".into(),
+            claim_id: "c-9".into(),
+            host: Some("h".into()),
+            outcome: crate::record::Outcome::Recovered,
+            ended_at: chrono::Utc::now(),
+            end_url: "https://github.com/o/r/issues/9#issuecomment-1".into(),
+        };
+        // when its body is written and read back
+        let text = body("# Runs\n\n| a | b |\n", std::slice::from_ref(&r));
+        let Decoded::Record(Record::Other { kind, json }) = decode(&text) else {
+            panic!("{text}");
+        };
+        // then it is a view record naming the registry, with the hash and the recovery
+        assert_eq!(kind, Kind::View);
+        assert_eq!(json["registry"], true);
+        assert_eq!(
+            last_hash(Some(&json)),
+            Some(content_hash("# Runs\n\n| a | b |\n").as_str())
+        );
+        let back: Vec<Recovery> = serde_json::from_value(json["recoveries"].clone()).unwrap();
+        assert_eq!(back, vec![r]);
+    }
+
+    #[test]
+    fn hash_changes_with_the_text_only() {
+        assert_eq!(content_hash("a"), content_hash("a"));
+        assert_ne!(content_hash("a"), content_hash("b"));
+        assert_eq!(content_hash("").len(), "fnv1a64:".len() + 16);
+    }
+}
