@@ -3,8 +3,11 @@
 //! process. Helpers read as the "given" and "then" of each test. Not used by unit tests.
 #![allow(dead_code)]
 
+mod action;
 mod pickup;
 mod runs;
+#[allow(unused_imports)]
+pub use action::*;
 #[allow(unused_imports)]
 pub use pickup::*;
 #[allow(unused_imports)]

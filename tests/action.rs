@@ -1,0 +1,197 @@
+//! The Action and the workflows as users run them: no workflow or Action step expands an
+//! expression (comment text, titles, branch names) inside a shell line; the Action's own steps,
+//! run the way a runner runs them against the emulator, observe and reconcile for a host and
+//! write the step summary; a host without a runner gets the same from its crontab line in
+//! docs/operations.md.
+
+mod harness;
+
+use std::path::Path;
+
+use harness::*;
+use serde_yaml::Value;
+use thirdshift_reconciler::record::Outcome;
+
+/// Every `run:` script of a workflow or action document, with where it is.
+fn run_scripts(doc: &Value) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut steps: Vec<(String, Value)> = Vec::new();
+    if let Some(jobs) = doc["jobs"].as_mapping() {
+        for (job, spec) in jobs {
+            let job = job.as_str().unwrap_or("?").to_string();
+            for s in spec["steps"].as_sequence().cloned().unwrap_or_default() {
+                steps.push((format!("job {job}"), s));
+            }
+        }
+    }
+    for s in doc["runs"]["steps"]
+        .as_sequence()
+        .cloned()
+        .unwrap_or_default()
+    {
+        steps.push(("runs".to_string(), s));
+    }
+    for (place, step) in steps {
+        if let Some(run) = step["run"].as_str() {
+            let name = step["name"].as_str().unwrap_or("unnamed");
+            found.push((format!("{place}, step {name:?}"), run.to_string()));
+        }
+    }
+    found
+}
+
+/// The places in `doc` where a shell line holds an expression; those reaching event text
+/// (`github.event.*`, `github.head_ref`, inputs) are named as such.
+fn expressions_in_shell_lines(doc: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (place, script) in run_scripts(doc) {
+        for (i, _) in script.match_indices("${{") {
+            let expr: String = script[i..].chars().take_while(|c| *c != '\n').collect();
+            bad.push(format!("{place}: {expr}"));
+        }
+    }
+    bad
+}
+
+#[test]
+fn no_workflow_or_action_step_expands_an_expression_inside_a_shell_line() {
+    // Given a workflow that puts a comment's body into a shell line
+    let hostile: Value = serde_yaml::from_str(
+        "jobs:\n  a:\n    steps:\n      - run: echo \"${{ github.event.comment.body }}\"\n",
+    )
+    .unwrap();
+    // Then the check sees it
+    assert_eq!(expressions_in_shell_lines(&hostile).len(), 1);
+    // And none of ours does it: every value reaches a script through `env:` only
+    let mut files = vec![Path::new(ROOT).join("action.yml")];
+    let workflows = std::fs::read_dir(Path::new(ROOT).join(".github/workflows")).unwrap();
+    files.extend(workflows.map(|e| e.unwrap().path()));
+    assert!(files.len() >= 5, "action.yml and four workflows: {files:?}");
+    let mut scripts = 0;
+    for file in files {
+        let doc = load(file.clone());
+        scripts += run_scripts(&doc).len();
+        let bad = expressions_in_shell_lines(&doc);
+        assert!(bad.is_empty(), "{}: {bad:#?}", file.display());
+    }
+    assert!(
+        scripts >= 4,
+        "the Action's and ci's run steps were read ({scripts})"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_step_of_a_hosts_runner_reports_and_ends_its_killed_runs_claim() {
+    let world = World::new().await;
+    // Given a Run on host h1 killed with kill -9
+    let issue = world.ready_issue("killed on h1");
+    let run = start_run(&world, "h1", issue, "sleep 30").await;
+    run.kill_all().await;
+    // When h1's runner uses the Action with command observe and reconcile, as observe.yml does
+    let runner = Runner::new(&world, "h1");
+    let used = runner
+        .run_action(&[
+            ("command", "observe"),
+            ("reconcile", "true"),
+            ("host", "h1"),
+        ])
+        .await;
+    // Then every step succeeded, the binary came from the cache, and the Claim was ended
+    for step in &used.steps {
+        assert_eq!(step.code, Some(0), "{step:#?}");
+    }
+    let build = used.step("Build the binary unless restored");
+    assert!(build.stdout.starts_with("using the cached"), "{build:#?}");
+    let ended = ends(&world, issue);
+    assert_eq!(ended.len(), 1, "{ended:#?}");
+    assert_eq!(ended[0].outcome, Outcome::Recovered);
+    assert!(!world.labels(issue).iter().any(|l| l == IN_PROGRESS));
+    // And the step summary says what ran
+    assert!(
+        used.summary
+            .contains("#### thirdshift-reconciler observe --reconcile"),
+        "{}",
+        used.summary
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_command_input_fails_the_step_with_the_commands_it_accepts() {
+    let world = World::new().await;
+    // When the Action is used with a command it does not have
+    let used = Runner::new(&world, "h1")
+        .run_action(&[("command", "rm -rf /")])
+        .await;
+    // Then the run step fails saying which commands exist, and GitHub was not asked anything
+    let step = used.step("Run thirdshift-reconciler");
+    assert_eq!(step.code, Some(2), "{step:#?}");
+    assert!(
+        step.stdout
+            .contains("unknown command 'rm -rf /': use reconcile, observe, command or status"),
+        "{step:#?}"
+    );
+    assert_eq!(world.sim.requests().len(), 0);
+}
+
+/// The crontab line of docs/operations.md, without its five schedule fields.
+fn documented_crontab_command() -> String {
+    let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/operations.md")).unwrap();
+    let block = doc.split("```crontab\n").nth(1).expect("a crontab block");
+    let line = block.lines().next().expect("a crontab line");
+    let fields: Vec<&str> = line.splitn(6, ' ').collect();
+    assert_eq!(fields[..5], ["*/5", "*", "*", "*", "*"], "{line}");
+    assert!(!line.contains('%'), "cron turns % into a newline: {line}");
+    fields[5].to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crontab_line_of_a_host_without_a_runner_reports_and_ends_its_killed_runs_claim() {
+    let world = World::new().await;
+    // Given host h3 set up as docs/operations.md says: the binary in ~/.cargo/bin, the
+    // environment file, and its state folder where its Runs keep their records
+    let home = world.dir.path().join("home-h3");
+    std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
+    std::fs::create_dir_all(home.join(".config/thirdshift")).unwrap();
+    std::fs::create_dir_all(home.join(".local/state")).unwrap();
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_thirdshift-reconciler"),
+        home.join(".cargo/bin/thirdshift-reconciler"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(world.state_dir("h3")).unwrap();
+    std::os::unix::fs::symlink(world.state_dir("h3"), home.join(".local/state/thirdshift"))
+        .unwrap();
+    let env = format!(
+        "export GITHUB_REPOSITORY={}\nexport GITHUB_API_URL={}\nexport GH_TOKEN={BOT_TOKEN}\n\
+         export THIRDSHIFT_HOST=h3\nexport THIRDSHIFT_RETRY_BASE_MS=5\n",
+        world.sim.repo_full_name(),
+        world.server.url
+    );
+    std::fs::write(home.join(".config/thirdshift/env"), env).unwrap();
+    // And a Run on h3 killed with kill -9
+    let issue = world.ready_issue("killed on h3");
+    start_run(&world, "h3", issue, "sleep 30")
+        .await
+        .kill_all()
+        .await;
+    // When cron runs the documented line with cron's environment
+    let out = tokio::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(documented_crontab_command())
+        .env_clear()
+        .env("HOME", &home)
+        .env("LOGNAME", "thirdshift")
+        .env("SHELL", "/bin/sh")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .await
+        .unwrap();
+    // Then it succeeded, its log says what it did, and the killed Run's Claim was ended
+    let log = std::fs::read_to_string(world.state_dir("h3").join("observe.log")).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    assert!(log.contains(&format!("#{issue}")), "{log}");
+    let ended = ends(&world, issue);
+    assert_eq!(ended.len(), 1, "{log}");
+    assert_eq!(ended[0].outcome, Outcome::Recovered);
+    assert!(!world.labels(issue).iter().any(|l| l == IN_PROGRESS));
+}
