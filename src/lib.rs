@@ -7,6 +7,7 @@
 pub mod app;
 pub mod cancel;
 pub mod claim;
+pub mod commands;
 pub mod cli;
 pub mod config;
 pub mod context;
