@@ -4,5 +4,7 @@
 //! this module holds no decision about Claims.
 
 pub mod parse;
+pub mod pending;
 
+pub use pending::Pending;
 pub use parse::{parse, Command, Flag, ParseError, Parsed, Recover, Verb};

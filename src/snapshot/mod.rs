@@ -1,12 +1,14 @@
 //! What one read of GitHub saw: the open (and recently closed) issues that matter to Claims with
 //! their ownership as the record protocol reads it, and the hosts' reports from the registry
-//! issue. `plan` decides from this alone; the view renders it. Reading it is `read.rs` (IO);
+//! issue, and the `/thirdshift` commands on those issues still waiting for an answer. `plan` decides from this alone; the view renders it. Reading it is `read.rs` (IO);
 //! the types here hold no IO.
 
 pub mod read;
 
 use chrono::{DateTime, Utc};
 
+use crate::commands::Pending;
+use crate::config::Role;
 use crate::record::{HostReport, Ownership};
 
 /// One read of the repository.
@@ -20,6 +22,15 @@ pub struct Snapshot {
     pub registry_issue: Option<u64>,
     /// Later duplicates of a host's report (trusted authors): comment ids to delete.
     pub duplicate_reports: Vec<u64>,
+    /// `/thirdshift` commands on these issues that no trusted reply answers yet, by comment id.
+    pub commands: Vec<CommandView>,
+}
+
+/// A command waiting for its answer, and its author's repository role as GitHub reported it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandView {
+    pub pending: Pending,
+    pub role: Role,
 }
 
 /// One issue and what its comments say about its Claims.

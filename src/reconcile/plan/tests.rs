@@ -142,6 +142,7 @@ impl World {
             reports: reports.collect(),
             registry_issue: self.registry_issue,
             duplicate_reports: self.duplicate_reports.clone(),
+            ..Snapshot::default()
         }
     }
 
