@@ -310,7 +310,8 @@ pub fn end_record(record: &ClaimRecord, outcome: Outcome, actor: &str, reason: &
 
 /// Posts a record comment exactly once: when a post's outcome is unknown, the comments are read
 /// again and the record is looked up by its key (the claim id of a claim or end record, the host
-/// of a host report, the request id of a cancel record) before posting again.
+/// of a host report, the request id of a cancel record, the command comment id of a reply)
+/// before posting again.
 pub async fn post_record(
     ctx: &Ctx,
     n: u64,
@@ -363,6 +364,9 @@ pub fn find_record<'a>(
                 Decoded::Record(Record::End(r)) => kind == Kind::End && r.claim_id == key,
                 Decoded::Record(Record::HostReport(r)) => kind == Kind::HostReport && r.host == key,
                 Decoded::Record(Record::Cancel(r)) => kind == Kind::Cancel && r.request_id == key,
+                Decoded::Record(Record::Reply(r)) => {
+                    kind == Kind::Reply && r.command_comment_id.to_string() == key
+                }
                 _ => false,
             }
     })
