@@ -37,7 +37,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             println!("{}", crate::cancel::cancel(&ctx, issue, reason).await?);
             Ok(OK)
         }
-        Command::Command { .. } => not_yet("command", 6),
+        Command::Command { event } => {
+            let ctx = Ctx::connect(&g, None).await?;
+            println!("{}", crate::commands::handle::handle(&ctx, &event).await?);
+            Ok(OK)
+        }
         Command::Status { .. } => not_yet("status", 7),
     }
 }

@@ -3,6 +3,7 @@
 //! (`reconcile::plan::commands`), so a command and a scheduled pass can never decide differently;
 //! this module holds no decision about Claims.
 
+pub mod handle;
 pub mod parse;
 pub mod pending;
 
