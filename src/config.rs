@@ -391,9 +391,15 @@ mod tests {
     #[test]
     fn command_permissions_default_to_write_and_maintain_and_must_be_ordered() {
         let d = Config::default().commands;
-        assert_eq!((d.permission, d.force_permission), (Role::Write, Role::Maintain));
+        assert_eq!(
+            (d.permission, d.force_permission),
+            (Role::Write, Role::Maintain)
+        );
         let c = parse("commands:\n  permission: triage\n  force_permission: admin\n").unwrap();
-        assert_eq!((c.commands.permission, c.commands.force_permission), (Role::Triage, Role::Admin));
+        assert_eq!(
+            (c.commands.permission, c.commands.force_permission),
+            (Role::Triage, Role::Admin)
+        );
         for bad in [
             "commands:\n  permission: admin\n  force_permission: write\n",
             "commands:\n  permission: none\n",
@@ -401,7 +407,9 @@ mod tests {
             let err = parse(bad).unwrap_err().to_string();
             assert!(err.contains("commands.permission"), "{err}");
         }
-        let err = parse("commands:\n  permission: owner\n").unwrap_err().to_string();
+        let err = parse("commands:\n  permission: owner\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("2:15") || err.contains("commands"), "{err}");
         assert!(parse("commands:\n  perm: write\n").is_err());
     }

@@ -17,7 +17,9 @@ const BOB: &str = "bob"; // write
 
 async fn world() -> World {
     let world = World::new().await;
-    world.sim.add_user(ALICE, "alice-token", Permission::Maintain);
+    world
+        .sim
+        .add_user(ALICE, "alice-token", Permission::Maintain);
     world.sim.add_user(BOB, "bob-token", Permission::Write);
     world
 }
@@ -140,7 +142,11 @@ async fn recover_is_refused_while_the_run_lives_and_recovers_it_once_when_dead()
     let r = replies(&world, issue, live);
     assert_eq!(r.len(), 1);
     assert_eq!(r[0].0.answer, Answer::Refused);
-    assert!(r[0].1.contains("reports claim") && r[0].1.contains("alive"), "{}", r[0].1);
+    assert!(
+        r[0].1.contains("reports claim") && r[0].1.contains("alive"),
+        "{}",
+        r[0].1
+    );
     assert!(ends(&world, issue).is_empty());
     // Given the Run is killed outright and its host reports it dead (no reconcile yet)
     run.kill_all().await;
@@ -180,7 +186,10 @@ async fn command_whose_event_never_came_is_answered_by_the_next_pass() {
     // Then it is handled: the Claim ended in alice's name and one reply answers the comment
     let ends = ends(&world, issue);
     assert_eq!(ends.len(), 1);
-    assert_eq!((ends[0].claim_id.as_str(), ends[0].actor.as_str()), (claim_id.as_str(), ALICE));
+    assert_eq!(
+        (ends[0].claim_id.as_str(), ends[0].actor.as_str()),
+        (claim_id.as_str(), ALICE)
+    );
     assert_eq!(replies(&world, issue, id).len(), 1);
     // And a late event and another pass write no second answer
     deliver(&world, issue, id).await;

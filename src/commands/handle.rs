@@ -95,7 +95,10 @@ pub async fn handle(ctx: &Ctx, path: &Path) -> anyhow::Result<String> {
     ctx.client.react_to_comment(c.id, "eyes").await?;
     let listing = read_through(ctx, n, c.id).await?;
     let mut snapshot = crate::snapshot::read::read_issue(ctx, n).await?;
-    let waiting = snapshot.commands.iter().any(|w| w.pending.comment_id == c.id);
+    let waiting = snapshot
+        .commands
+        .iter()
+        .any(|w| w.pending.comment_id == c.id);
     match listing {
         Listing::Gone(_) => return Ok(format!("comment {} on #{n} was deleted; ignored", c.id)),
         Listing::Fresh(_) if !waiting => {

@@ -7,5 +7,5 @@ pub mod handle;
 pub mod parse;
 pub mod pending;
 
-pub use pending::Pending;
 pub use parse::{parse, Command, Flag, ParseError, Parsed, Recover, Verb};
+pub use pending::Pending;

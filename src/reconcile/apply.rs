@@ -91,7 +91,11 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
             applied.replies_posted += 1;
             let comments = ctx.client.list_issue_comments(n).await?;
             if first_reply(ctx, &comments, n, command).is_some_and(|first| first < posted.id) {
-                tracing::info!(issue = n, command, "another handler replied first; removing ours");
+                tracing::info!(
+                    issue = n,
+                    command,
+                    "another handler replied first; removing ours"
+                );
                 ctx.client.delete_comment(posted.id).await?;
             }
         }

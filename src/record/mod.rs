@@ -451,15 +451,14 @@ mod tests {
     #[test]
     fn kinds_not_modelled_yet_are_carried_as_json_objects() {
         let value = json!({"host": "build-01", "verdicts": [1, 2]});
-        for kind in [Kind::View] {
-            assert_eq!(
-                decode(&encode(kind, &value)),
-                Decoded::Record(Record::Other {
-                    kind,
-                    json: value.clone()
-                })
-            );
-        }
+        let kind = Kind::View;
+        assert_eq!(
+            decode(&encode(kind, &value)),
+            Decoded::Record(Record::Other {
+                kind,
+                json: value.clone()
+            })
+        );
         let not_object = decode(&encode(Kind::View, &json!([1])));
         assert!(matches!(
             not_object,

@@ -60,7 +60,10 @@ pub fn help() -> String {
 
 /// Why a command could not be read, with a suggestion when one is close.
 pub fn parse_error(e: &ParseError) -> String {
-    let mean = |s: Option<String>| s.map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default();
+    let mean = |s: Option<String>| {
+        s.map(|s| format!(" Did you mean `{s}`?"))
+            .unwrap_or_default()
+    };
     match e {
         ParseError::MissingVerb => "`/thirdshift` needs a command.".to_string(),
         ParseError::UnknownVerb { word, suggestion } => format!(
@@ -81,11 +84,9 @@ pub fn parse_error(e: &ParseError) -> String {
         ParseError::DuplicateFlag { verb, flag } => {
             format!("`{}` was given `{}` twice.", verb.name(), flag.name())
         }
-        ParseError::UnexpectedArgument { verb, word } => format!(
-            "`{}` takes no argument {}.",
-            verb.name(),
-            untrusted(word)
-        ),
+        ParseError::UnexpectedArgument { verb, word } => {
+            format!("`{}` takes no argument {}.", verb.name(), untrusted(word))
+        }
     }
 }
 

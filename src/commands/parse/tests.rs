@@ -16,7 +16,10 @@ fn recover(continue_: bool, force: bool, kill: bool) -> Parsed {
 fn every_command_and_flag_parses_from_the_first_line() {
     let table: &[(&str, Parsed)] = &[
         ("/thirdshift recover", recover(false, false, false)),
-        ("/thirdshift recover --continue", recover(true, false, false)),
+        (
+            "/thirdshift recover --continue",
+            recover(true, false, false),
+        ),
         ("/thirdshift recover --force", recover(false, true, false)),
         ("/thirdshift recover --kill", recover(false, false, true)),
         (

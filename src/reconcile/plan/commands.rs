@@ -78,7 +78,11 @@ impl Cx<'_> {
                 body: record.to_comment(&body),
                 reply: Box::new(record),
             });
-            let verdict = if reply.answer.is_success() { "+1" } else { "-1" };
+            let verdict = if reply.answer.is_success() {
+                "+1"
+            } else {
+                "-1"
+            };
             s.answers.push(react(p.issue, p.comment_id, verdict));
         }
         ended_by.is_some()
@@ -120,7 +124,10 @@ impl Cx<'_> {
                     return Reply::new(Answer::AlreadyRequested, Some(o), detail);
                 }
                 let reply = self.recover_cmd(issue, cmd, flags, s, findings);
-                if matches!(reply.answer, Answer::Recovered | Answer::Continued | Answer::Forced) {
+                if matches!(
+                    reply.answer,
+                    Answer::Recovered | Answer::Continued | Answer::Forced
+                ) {
                     *ended_by = Some(cmd.pending.comment_id);
                 }
                 reply
@@ -244,7 +251,11 @@ impl Cx<'_> {
             return Reply::new(Answer::AlreadyRequested, Some(owner), detail);
         }
         let id = self.request(owner, cmd, &Command::Recover(flags).canonical(), true, s);
-        Reply::new(Answer::KillRequested, Some(owner), text::kill_requested(owner, &id))
+        Reply::new(
+            Answer::KillRequested,
+            Some(owner),
+            text::kill_requested(owner, &id),
+        )
     }
 
     /// Adds a cancel record for `owner` asked by `cmd`; returns its request id.

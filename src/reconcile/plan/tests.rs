@@ -858,7 +858,10 @@ fn shape(a: &Action) -> String {
         Action::PostReply { issue, reply, .. } => format!(
             "#{issue} reply {} {}",
             reply.command_comment_id - BASE,
-            serde_json::to_value(reply.answer).unwrap().as_str().unwrap()
+            serde_json::to_value(reply.answer)
+                .unwrap()
+                .as_str()
+                .unwrap()
         ),
     }
 }

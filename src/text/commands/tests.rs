@@ -87,7 +87,12 @@ fn every_parse_error_with_its_reply() {
     };
     insta::assert_snapshot!(
         "invalid_reply",
-        reply(&pending("/thirdshift recovr"), None, Answer::Invalid, &invalid(&e))
+        reply(
+            &pending("/thirdshift recovr"),
+            None,
+            Answer::Invalid,
+            &invalid(&e)
+        )
     );
 }
 

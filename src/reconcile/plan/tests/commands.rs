@@ -13,7 +13,10 @@ fn cmd(n: u64, id: u64, author: &str, role: Role, body: &str) -> CommandView {
             issue: n,
             comment_id: BASE + id,
             author: author.into(),
-            html_url: format!("https://github.com/o/r/issues/{n}#issuecomment-{}", BASE + id),
+            html_url: format!(
+                "https://github.com/o/r/issues/{n}#issuecomment-{}",
+                BASE + id
+            ),
             parsed: parse(body),
         },
         role,
@@ -57,12 +60,22 @@ fn force_from_a_reader_is_refused_and_changes_nothing() {
     let (world, _) = claimed(None);
     let p = plan_with(
         &world,
-        vec![cmd(7, 5, "mallory", Role::Read, "/thirdshift recover --force")],
+        vec![cmd(
+            7,
+            5,
+            "mallory",
+            Role::Read,
+            "/thirdshift recover --force",
+        )],
     );
     // then the only writes are the acknowledgement, one refusal and its reaction
     assert_eq!(
         shapes(&p),
-        ["#7 react eyes 5", "#7 reply 5 not-permitted", "#7 react -1 5"]
+        [
+            "#7 react eyes 5",
+            "#7 reply 5 not-permitted",
+            "#7 react -1 5"
+        ]
     );
 }
 
@@ -82,7 +95,13 @@ fn force_from_a_maintainer_ends_the_silent_claim_in_their_name() {
     let (world, c) = claimed(None);
     let p = plan_with(
         &world,
-        vec![cmd(7, 5, "alice", Role::Maintain, "/thirdshift recover --force")],
+        vec![cmd(
+            7,
+            5,
+            "alice",
+            Role::Maintain,
+            "/thirdshift recover --force",
+        )],
     );
     // then the Claim ends recovered, alice named as the actor, work to people, then the reply
     assert_eq!(
@@ -97,7 +116,10 @@ fn force_from_a_maintainer_ends_the_silent_claim_in_their_name() {
         ]
     );
     let end = ends(&p)[0];
-    assert_eq!((end.actor.as_str(), end.claim_id.as_str()), ("alice", c.claim_id.as_str()));
+    assert_eq!(
+        (end.actor.as_str(), end.claim_id.as_str()),
+        ("alice", c.claim_id.as_str())
+    );
     assert!(end.reason.contains("@alice forced"), "{}", end.reason);
 }
 
@@ -112,7 +134,10 @@ fn recover_of_a_live_run_is_refused_with_the_evidence_and_kill_asks_its_host() {
     ] {
         let (world, _) = claimed(Some(live));
         // plain recover: refused, the reply carries the host's verdict
-        let p = plan_with(&world, vec![cmd(7, 5, "bob", Role::Write, "/thirdshift recover")]);
+        let p = plan_with(
+            &world,
+            vec![cmd(7, 5, "bob", Role::Write, "/thirdshift recover")],
+        );
         assert_eq!(
             shapes(&p),
             ["#7 react eyes 5", "#7 reply 5 refused", "#7 react -1 5"]
@@ -156,7 +181,10 @@ fn recover_of_a_dead_run_decides_exactly_as_a_pass() {
     assert_eq!(p.findings, pass.findings);
     let s = shapes(&p);
     assert!(s.contains(&"#7 reply 5 recovered".to_string()), "{s:?}");
-    assert!(s.contains(&"#7 reply 6 already-requested".to_string()), "{s:?}");
+    assert!(
+        s.contains(&"#7 reply 6 already-requested".to_string()),
+        "{s:?}"
+    );
 }
 
 #[test]
@@ -164,7 +192,13 @@ fn recover_continue_requeues_a_dead_run_as_a_continuation() {
     let (world, _) = claimed(Some(dead()));
     let p = plan_with(
         &world,
-        vec![cmd(7, 5, "bob", Role::Write, "/thirdshift recover --continue")],
+        vec![cmd(
+            7,
+            5,
+            "bob",
+            Role::Write,
+            "/thirdshift recover --continue",
+        )],
     );
     let end = ends(&p)[0];
     assert_eq!(end.outcome, Outcome::Continued);
@@ -176,7 +210,10 @@ fn recover_continue_requeues_a_dead_run_as_a_continuation() {
 #[test]
 fn cancel_posts_one_request_and_a_pending_one_is_not_repeated() {
     let (world, c) = claimed(Some(Verdict::Alive));
-    let p = plan_with(&world, vec![cmd(7, 5, "bob", Role::Write, "/thirdshift cancel")]);
+    let p = plan_with(
+        &world,
+        vec![cmd(7, 5, "bob", Role::Write, "/thirdshift cancel")],
+    );
     assert_eq!(
         shapes(&p),
         [
@@ -192,10 +229,17 @@ fn cancel_posts_one_request_and_a_pending_one_is_not_repeated() {
     };
     let mut world = world.clone();
     world.issues[0].comments.push(bot(6, cancel.to_comment()));
-    let p = plan_with(&world, vec![cmd(7, 8, "bob", Role::Write, "/thirdshift cancel")]);
+    let p = plan_with(
+        &world,
+        vec![cmd(7, 8, "bob", Role::Write, "/thirdshift cancel")],
+    );
     assert_eq!(
         shapes(&p),
-        ["#7 react eyes 8", "#7 reply 8 already-requested", "#7 react +1 8"]
+        [
+            "#7 react eyes 8",
+            "#7 reply 8 already-requested",
+            "#7 react +1 8"
+        ]
     );
     assert_eq!(cancel.claim_id, c.claim_id);
 }
@@ -236,9 +280,16 @@ fn recover_with_no_active_claim_answers_how_the_last_one_ended() {
         )],
         vec![],
     );
-    let p = plan_with(&world, vec![cmd(7, 5, "bob", Role::Write, "/thirdshift recover")]);
+    let p = plan_with(
+        &world,
+        vec![cmd(7, 5, "bob", Role::Write, "/thirdshift recover")],
+    );
     assert_eq!(
         shapes(&p),
-        ["#7 react eyes 5", "#7 reply 5 nothing-to-do", "#7 react -1 5"]
+        [
+            "#7 react eyes 5",
+            "#7 reply 5 nothing-to-do",
+            "#7 react -1 5"
+        ]
     );
 }
