@@ -224,3 +224,41 @@ async fn edits_bots_and_ordinary_comments_are_ignored_without_a_write() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("bad.json"), "{}", stderr(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recover_kill_has_the_owning_host_stop_the_live_run_and_end_it_recovered() {
+    let world = world().await;
+    let issue = world.ready_issue("stuck but alive");
+    // Given a live Run its host reports alive
+    let mut run = start_run(&world, "h1", issue, "sleep 300").await;
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // When a writer asks `/thirdshift recover --kill`
+    let id = say(&world, issue, BOB, "/thirdshift recover --kill");
+    let said = deliver(&world, issue, id).await;
+    assert!(said.contains("kill-requested"), "{said}");
+    assert!(
+        ends(&world, issue).is_empty(),
+        "nothing ends before the host acts"
+    );
+    // And the owning host observes
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then the Run is stopped and its Claim ends once, recovered, and the issue is Ready again
+    tokio::time::timeout(std::time::Duration::from_secs(30), run.child.wait())
+        .await
+        .expect("the Run exits")
+        .unwrap();
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0].outcome, Outcome::Recovered);
+    assert!(
+        ends[0].reason.contains(&format!("cx-cmd-{id}")),
+        "{}",
+        ends[0].reason
+    );
+    let labels = world.labels(issue);
+    assert!(labels.contains(&READY.to_string()), "{labels:?}");
+    assert!(!labels.contains(&IN_PROGRESS.to_string()), "{labels:?}");
+    assert_eq!(replies(&world, issue, id).len(), 1);
+}
