@@ -37,21 +37,17 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             println!("{}", crate::cancel::cancel(&ctx, issue, reason).await?);
             Ok(OK)
         }
-        Command::Command { .. } => not_yet("command", 6),
+        Command::Command { event } => {
+            let ctx = Ctx::connect(&g, None).await?;
+            println!("{}", crate::commands::handle::handle(&ctx, &event).await?);
+            Ok(OK)
+        }
         Command::Status { json, html, issue } => {
             let ctx = Ctx::connect(&g, None).await?;
             let req = crate::view::status::StatusRequest { json, html, issue };
             crate::view::status::status(&ctx, &req).await
         }
     }
-}
-
-fn not_yet(name: &str, issue: u32) -> anyhow::Result<i32> {
-    Err(Exit {
-        code: crate::exit::ERROR,
-        message: format!("`{name}` is not built yet (tracked in issue #{issue})"),
-    }
-    .into())
 }
 
 fn request(a: ClaimArgs, owner: ProcessIdentity) -> ClaimRequest {

@@ -82,6 +82,7 @@ pub async fn cancel(ctx: &Ctx, n: u64, reason: Option<String>) -> anyhow::Result
         requested_by: format!("cancel@{}", ctx.host.host),
         reason: reason.filter(|r| !r.trim().is_empty()),
         requested_at: Utc::now(),
+        recover: false,
     };
     let posted = post_record(
         ctx,
@@ -110,7 +111,7 @@ pub fn as_cancelled(own: &Ownership, claim_id: &str, ending: &Ending) -> Option<
     }
     let request = own.pending_cancel(claim_id)?;
     Some(Ending {
-        outcome: Outcome::Cancelled,
+        outcome: outcome_of(request),
         reason: text::cancelled_reason(request, &ending.reason),
         ..ending.clone()
     })
@@ -210,7 +211,7 @@ async fn carry_out_one(
         libc::SIGTERM
     };
     let ending = Ending {
-        outcome: Outcome::Cancelled,
+        outcome: outcome_of(request),
         reason: text::cancelled_reason(request, &how),
         exit_code: None,
         signal: Some(signal),
@@ -222,7 +223,7 @@ async fn carry_out_one(
             keep_first_end(ctx, n, id).await?;
             CarryResult::Ended {
                 how,
-                outcome: Outcome::Cancelled,
+                outcome: ending.outcome,
                 by: None,
             }
         }
@@ -235,6 +236,16 @@ async fn carry_out_one(
             }
         }
     })
+}
+
+/// How a Claim stopped on `request` ends: `recovered` when `/thirdshift recover --kill` asked,
+/// else `cancelled`.
+fn outcome_of(request: &CancelView) -> Outcome {
+    if request.record.recover {
+        Outcome::Recovered
+    } else {
+        Outcome::Cancelled
+    }
 }
 
 /// After posting an end record for `claim_id`: should the Run have posted one too (it was killed

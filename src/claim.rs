@@ -310,8 +310,9 @@ pub fn end_record(record: &ClaimRecord, outcome: Outcome, actor: &str, reason: &
 
 /// Posts a record comment exactly once: when a post's outcome is unknown, the comments are read
 /// again and the record is looked up by its key (the claim id of a claim or end record, the host
-/// of a host report, the request id of a cancel record) before posting again; that list may be
-/// stale, so a copy posted again is settled by `fresh::keep_first` (the first copy stays).
+/// of a host report, the request id of a cancel record, the command comment id of a reply)
+/// before posting again; that list may be stale, so a copy posted again is settled by
+/// `fresh::keep_first` (the first copy stays).
 pub async fn post_record(
     ctx: &Ctx,
     n: u64,
@@ -375,6 +376,9 @@ pub fn copies<'a>(ctx: &Ctx, comments: &'a [Comment], key: &str, kind: Kind) -> 
                 Decoded::Record(Record::End(r)) => kind == Kind::End && r.claim_id == key,
                 Decoded::Record(Record::HostReport(r)) => kind == Kind::HostReport && r.host == key,
                 Decoded::Record(Record::Cancel(r)) => kind == Kind::Cancel && r.request_id == key,
+                Decoded::Record(Record::Reply(r)) => {
+                    kind == Kind::Reply && r.command_comment_id.to_string() == key
+                }
                 _ => false,
             }
     });

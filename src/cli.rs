@@ -64,7 +64,7 @@ pub enum Command {
         #[arg(long)]
         reason: Option<String>,
     },
-    /// Handle one issue_comment event payload (not yet built).
+    /// Handle one issue_comment event payload: a `/thirdshift` command in a new comment.
     Command {
         #[arg(long)]
         event: PathBuf,

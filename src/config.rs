@@ -24,6 +24,67 @@ pub struct Config {
     /// Per-host settings, by host name (as `--host`/`THIRDSHIFT_HOST` or the system names it).
     pub hosts: BTreeMap<String, HostConfig>,
     pub pickup: PickupConfig,
+    pub commands: CommandsConfig,
+}
+
+/// A repository role, lowest first, as the collaborator-permission API names them (`maintain` and
+/// `triage` only in its `role_name`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    None,
+    Read,
+    Triage,
+    Write,
+    Maintain,
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::None => "none",
+            Role::Read => "read",
+            Role::Triage => "triage",
+            Role::Write => "write",
+            Role::Maintain => "maintain",
+            Role::Admin => "admin",
+        }
+    }
+
+    /// The role a word names (`role_name` or the legacy `permission`), if it is one GitHub
+    /// defines; custom repository roles are not.
+    pub fn from_word(word: &str) -> Option<Role> {
+        [
+            Role::None,
+            Role::Read,
+            Role::Triage,
+            Role::Write,
+            Role::Maintain,
+            Role::Admin,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == word)
+    }
+}
+
+/// Who may give `/thirdshift` commands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CommandsConfig {
+    /// The lowest role that may give any command.
+    pub permission: Role,
+    /// The lowest role that may `recover --force` (end the Claim of a silent host).
+    pub force_permission: Role,
+}
+
+impl Default for CommandsConfig {
+    fn default() -> CommandsConfig {
+        CommandsConfig {
+            permission: Role::Write,
+            force_permission: Role::Maintain,
+        }
+    }
 }
 
 /// One host's settings.
@@ -260,6 +321,15 @@ impl Config {
                 ));
             }
         }
+        let c = &self.commands;
+        if c.permission == Role::None || c.force_permission < c.permission {
+            return Err(format!(
+                "commands.permission must be read or more, and commands.force_permission at \
+                 least as high (found {} and {})",
+                c.permission.as_str(),
+                c.force_permission.as_str()
+            ));
+        }
         if let Some(l) = self.pickup.skip_labels.iter().find(|l| l.trim().is_empty()) {
             return Err(format!(
                 "pickup.skip_labels holds an empty label name ({l:?})"
@@ -316,6 +386,32 @@ mod tests {
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::parse(text, ".github/thirdshift.yml")
+    }
+
+    #[test]
+    fn command_permissions_default_to_write_and_maintain_and_must_be_ordered() {
+        let d = Config::default().commands;
+        assert_eq!(
+            (d.permission, d.force_permission),
+            (Role::Write, Role::Maintain)
+        );
+        let c = parse("commands:\n  permission: triage\n  force_permission: admin\n").unwrap();
+        assert_eq!(
+            (c.commands.permission, c.commands.force_permission),
+            (Role::Triage, Role::Admin)
+        );
+        for bad in [
+            "commands:\n  permission: admin\n  force_permission: write\n",
+            "commands:\n  permission: none\n",
+        ] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(err.contains("commands.permission"), "{err}");
+        }
+        let err = parse("commands:\n  permission: owner\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("2:15") || err.contains("commands"), "{err}");
+        assert!(parse("commands:\n  perm: write\n").is_err());
     }
 
     #[test]
@@ -396,7 +492,7 @@ mod tests {
             err,
             ".github/thirdshift.yml:3:1: unknown key `lables` \
              (expected one of labels, trusted_authors, registry_issue, run, recovery, hosts, \
-             pickup)"
+             pickup, commands)"
         );
     }
 

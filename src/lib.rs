@@ -8,6 +8,7 @@ pub mod app;
 pub mod cancel;
 pub mod claim;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod context;
 pub mod demo;

@@ -208,6 +208,7 @@ async fn cancel_request_by_a_stranger_is_ignored_and_reported() {
         requested_by: STRANGER.into(),
         reason: None,
         requested_at: chrono::Utc::now(),
+        recover: false,
     };
     world.sim.add_comment(issue, STRANGER, &forged.to_comment());
     // When h2 observes

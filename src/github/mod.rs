@@ -2,6 +2,7 @@
 //! pagination, our own retry rules and rate-limit accounting. One method per REST call lives in
 //! the files beside this one. It makes no decisions about Claims and never logs a token.
 
+mod collaborators;
 mod comments;
 mod error;
 mod issues;

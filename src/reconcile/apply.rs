@@ -2,11 +2,14 @@
 //! is posted only if none for its claim exists yet, and when two passes raced to post one, the
 //! later copy is deleted by its own writer; labels are added and removed one at a time. A failed
 //! action stops the rest of its issue (never labels without their end record) and the pass goes
-//! on with the next issue; the next pass finishes what is left.
+//! on with the next issue; the next pass finishes what is left. A command's cancel request and
+//! reply are posted only if none with the same key is there (a reply racing another handler's is
+//! deleted by whichever came second), and reactions are safe to repeat.
 
-use crate::claim::{find_end, post_record};
+use crate::claim::{find_end, find_record, post_record};
 use crate::context::Ctx;
-use crate::record::Kind;
+use crate::github::Comment;
+use crate::record::{decode, Decoded, Kind, Record};
 
 use super::plan::Action;
 
@@ -16,6 +19,7 @@ pub struct Applied {
     pub ends_posted: usize,
     pub labels_changed: usize,
     pub comments_deleted: usize,
+    pub replies_posted: usize,
     pub errors: Vec<String>,
     /// The end records this pass's actions stand on (posted now, or found already there), for
     /// the live view's links.
@@ -35,7 +39,7 @@ pub async fn apply(ctx: &Ctx, actions: &[Action]) -> Applied {
     let mut applied = Applied::default();
     let mut failed_issue: Option<u64> = None;
     for action in actions {
-        let issue = issue_of(action);
+        let issue = action.issue();
         if failed_issue == Some(issue) {
             continue;
         }
@@ -46,15 +50,6 @@ pub async fn apply(ctx: &Ctx, actions: &[Action]) -> Applied {
         }
     }
     applied
-}
-
-fn issue_of(action: &Action) -> u64 {
-    match action {
-        Action::PostEnd { issue, .. }
-        | Action::AddLabel { issue, .. }
-        | Action::RemoveLabel { issue, .. }
-        | Action::DeleteComment { issue, .. } => *issue,
-    }
 }
 
 async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow::Result<()> {
@@ -92,8 +87,53 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
             ctx.client.delete_comment(*comment_id).await?;
             applied.comments_deleted += 1;
         }
+        Action::React {
+            comment_id,
+            content,
+            ..
+        } => ctx.client.react_to_comment(*comment_id, content).await?,
+        Action::PostCancel { issue, cancel } => {
+            let comments = ctx.client.list_issue_comments(*issue).await?;
+            let id = &cancel.request_id;
+            if find_record(ctx, &comments, id, Kind::Cancel).is_none() {
+                post_record(ctx, *issue, id, Kind::Cancel, &cancel.to_comment()).await?;
+            }
+        }
+        Action::PostReply { issue, reply, body } => {
+            let (n, command) = (*issue, reply.command_comment_id);
+            let comments = ctx.client.list_issue_comments(n).await?;
+            if first_reply(ctx, &comments, n, command).is_some() {
+                return Ok(());
+            }
+            let key = command.to_string();
+            let posted = post_record(ctx, n, &key, Kind::Reply, body).await?;
+            applied.replies_posted += 1;
+            let comments = ctx.client.list_issue_comments(n).await?;
+            if first_reply(ctx, &comments, n, command).is_some_and(|first| first < posted.id) {
+                tracing::info!(
+                    issue = n,
+                    command,
+                    "another handler replied first; removing ours"
+                );
+                ctx.client.delete_comment(posted.id).await?;
+            }
+        }
     }
     Ok(())
+}
+
+/// The id of the first trusted reply to command comment `command` on issue `n`, if any.
+fn first_reply(ctx: &Ctx, comments: &[Comment], n: u64, command: u64) -> Option<u64> {
+    let answers = |c: &&Comment| match decode(c.text()) {
+        Decoded::Record(Record::Reply(r)) => r.command_comment_id == command && r.issue == n,
+        _ => false,
+    };
+    comments
+        .iter()
+        .filter(|c| ctx.trust.is_trusted(c.author()))
+        .filter(answers)
+        .map(|c| c.id)
+        .min()
 }
 
 /// After posting an end record: if another pass posted one for the same claim first, delete ours

@@ -1,6 +1,7 @@
 //! The decisions of a reconcile pass, as a pure function of what one read of GitHub saw. No IO,
-//! no clock (the time to stamp on records is an input). Commands will be one more input to the
-//! same function, so a command and a scheduled pass can never decide differently.
+//! no clock (the time to stamp on records is an input). `/thirdshift` commands waiting in the
+//! snapshot are one more input to the same function (`plan/commands.rs`), so a command and a
+//! scheduled pass can never decide differently.
 //!
 //! A Claim is ended only on evidence: its own host (same name *and* machine id) reporting its Run
 //! dead, a later claim superseded by an earlier active one, or the issue being closed. A silent
@@ -15,7 +16,10 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;
-use crate::record::{ClaimVerdict, ClaimView, EndRecord, EndView, Outcome, ProblemKind, Verdict};
+use crate::record::{
+    CancelRecord, ClaimVerdict, ClaimView, EndRecord, EndView, Outcome, ProblemKind, ReplyRecord,
+    Verdict,
+};
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
 use crate::text::reasons::{
@@ -46,6 +50,38 @@ pub enum Action {
         comment_id: u64,
         reason: String,
     },
+    /// React to a command comment: `eyes` on receipt, `+1` or `-1` with the answer.
+    React {
+        issue: u64,
+        comment_id: u64,
+        content: &'static str,
+    },
+    /// Post a cancel record (skipped by apply if one with its request id is there).
+    PostCancel {
+        issue: u64,
+        cancel: Box<CancelRecord>,
+    },
+    /// Post the reply to a command comment (skipped by apply if a trusted reply names it).
+    PostReply {
+        issue: u64,
+        reply: Box<ReplyRecord>,
+        body: String,
+    },
+}
+
+impl Action {
+    /// The issue the action writes to.
+    pub fn issue(&self) -> u64 {
+        match self {
+            Action::PostEnd { issue, .. }
+            | Action::AddLabel { issue, .. }
+            | Action::RemoveLabel { issue, .. }
+            | Action::DeleteComment { issue, .. }
+            | Action::React { issue, .. }
+            | Action::PostCancel { issue, .. }
+            | Action::PostReply { issue, .. } => *issue,
+        }
+    }
 }
 
 /// The health of a Claim (or an issue without one) as the pass saw it, for people and the view.
@@ -138,13 +174,19 @@ struct Cx<'a> {
     input: &'a PlanInput,
 }
 
-/// One issue's actions, kept apart by kind so they come out in apply order.
+/// One issue's actions, kept apart by kind so they come out in apply order: commands
+/// acknowledged, end records, cancel requests, labels added, labels removed, clean-up, then the
+/// commands' replies (each followed by its final reaction), so a reply is posted only once what
+/// it reports is done.
 #[derive(Default)]
 struct Steps {
+    acks: Vec<Action>,
     ends: Vec<Action>,
+    requests: Vec<Action>,
     adds: Vec<Action>,
     removes: Vec<Action>,
     deletes: Vec<Action>,
+    answers: Vec<Action>,
 }
 
 impl Steps {
@@ -188,12 +230,21 @@ impl Steps {
 
     fn into_actions(self) -> impl Iterator<Item = Action> {
         let Steps {
+            acks,
             ends,
+            requests,
             adds,
             removes,
             deletes,
+            answers,
         } = self;
-        ends.into_iter().chain(adds).chain(removes).chain(deletes)
+        acks.into_iter()
+            .chain(ends)
+            .chain(requests)
+            .chain(adds)
+            .chain(removes)
+            .chain(deletes)
+            .chain(answers)
     }
 }
 
@@ -213,7 +264,9 @@ impl Cx<'_> {
     fn decide(&self, issue: &IssueSnapshot, s: &mut Steps) -> Vec<Finding> {
         let own = &issue.ownership;
         let mut findings = Vec::new();
+        let owner_ended = self.commands(issue, s, &mut findings);
         match &own.owner {
+            Some(_) if owner_ended => {}
             Some(owner) if issue.open => findings.push(self.judge_owner(issue, owner, s)),
             Some(owner) => findings.push(self.sweep(issue, owner, s)),
             None => findings.extend(self.finish_labels(issue, s)),
@@ -385,6 +438,7 @@ fn claim_finding(claim: &ClaimView, health: Health, note: String) -> Finding {
     }
 }
 
+mod commands;
 mod recover;
 #[cfg(test)]
 mod tests;

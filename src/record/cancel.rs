@@ -28,6 +28,10 @@ pub struct CancelRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub requested_at: DateTime<Utc>,
+    /// Set by `/thirdshift recover --kill`: once the Run is stopped, its Claim ends `recovered`
+    /// (to people when it started work) rather than `cancelled`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recover: bool,
 }
 
 impl CancelRecord {
@@ -88,6 +92,7 @@ pub(crate) mod tests {
             requested_by: "cancel@build-02".into(),
             reason: Some("wrong approach, stop it".into()),
             requested_at: Utc.with_ymd_and_hms(2025, 3, 4, 5, 30, 0).unwrap(),
+            recover: false,
         }
     }
 

@@ -227,7 +227,7 @@ impl Ownership {
                     author: c.author.clone(),
                     record: r,
                 }),
-                Record::HostReport(_) | Record::Other { .. } => {}
+                Record::HostReport(_) | Record::Reply(_) | Record::Other { .. } => {}
             }
         }
         out.settle(claims, ends);

@@ -318,6 +318,16 @@ impl Sim {
             .collect()
     }
 
+    /// The reactions on one comment, as `(login, content)` in the order they were made.
+    pub fn comment_reactions(&self, comment_id: u64) -> Vec<(String, String)> {
+        let st = self.lock();
+        st.reactions
+            .iter()
+            .filter(|r| r.target == state::Target::Comment(comment_id))
+            .map(|r| (r.user.clone(), r.content.clone()))
+            .collect()
+    }
+
     /// Every request seen since the start or the last [`Sim::clear_requests`].
     pub fn requests(&self) -> Vec<RequestLogEntry> {
         self.lock().log.clone()

@@ -1,12 +1,14 @@
 //! What one read of GitHub saw: the open (and recently closed) issues that matter to Claims with
 //! their ownership as the record protocol reads it, and the hosts' reports from the registry
-//! issue. `plan` decides from this alone; the view renders it. Reading it is `read.rs` (IO);
+//! issue, and the `/thirdshift` commands on those issues still waiting for an answer. `plan` decides from this alone; the view renders it. Reading it is `read.rs` (IO);
 //! the types here hold no IO.
 
 pub mod read;
 
 use chrono::{DateTime, Utc};
 
+use crate::commands::Pending;
+use crate::config::Role;
 use crate::record::{HostReport, Ownership};
 
 /// One read of the repository.
@@ -22,6 +24,8 @@ pub struct Snapshot {
     pub duplicate_reports: Vec<u64>,
     /// The registry issue's page as read (for the live view), if it exists yet.
     pub registry_page: Option<RegistryPage>,
+    /// `/thirdshift` commands on these issues that no trusted reply answers yet, by comment id.
+    pub commands: Vec<CommandView>,
 }
 
 /// The registry issue as the live view needs it: its address and the view record in its body.
@@ -30,6 +34,13 @@ pub struct RegistryPage {
     pub html_url: String,
     /// The JSON of the body's `view` record (the last view written), if it holds one.
     pub view: Option<serde_json::Value>,
+}
+
+/// A command waiting for its answer, and its author's repository role as GitHub reported it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandView {
+    pub pending: Pending,
+    pub role: Role,
 }
 
 /// One issue and what its comments say about its Claims.

@@ -1,29 +1,22 @@
 //! One read of GitHub into a `Snapshot`: the registry issue's host reports (trusted authors only,
 //! the first per host), then every issue that has `in-progress` (open or closed), is named in a
 //! host report, or is named by the caller (this host's local records), with its comments read into
-//! the ownership rule. It decides nothing.
+//! the ownership rule and the `/thirdshift` commands waiting for an answer (with their authors'
+//! roles, read only when some wait). It decides nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::context::Ctx;
 use crate::github::{Comment, Issue};
 use crate::record::{decode, Decoded, Record, Verdict};
 
-use super::{IssueSnapshot, Origin, Pull, RegistryPage, ReportView, Snapshot};
+use super::{CommandView, IssueSnapshot, Origin, Pull, RegistryPage, ReportView, Snapshot};
+use crate::config::Role;
 
 /// Reads the snapshot; `extra` names issues to include whatever their labels.
 pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
-    let registry = crate::registry::find_issue(ctx).await?;
-    let registry_issue = registry.as_ref().map(|i| i.number);
-    let mut snapshot = Snapshot {
-        registry_issue,
-        registry_page: registry.map(|i| registry_page(&i)),
-        ..Snapshot::default()
-    };
-    if let Some(n) = registry_issue {
-        let comments = ctx.client.list_issue_comments(n).await?;
-        (snapshot.reports, snapshot.duplicate_reports) = reports(ctx, &comments);
-    }
+    let mut snapshot = registry(ctx).await?;
+    let registry_issue = snapshot.registry_issue;
     let labelled = ctx
         .client
         .list_issues("all", Some(&ctx.config.labels.in_progress))
@@ -45,10 +38,57 @@ pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
                 Err(e) => return Err(e.into()),
             },
         };
-        snapshot.issues.push(issue_snapshot(ctx, issue).await?);
+        add_issue(ctx, &mut snapshot, issue).await?;
     }
     fill_origin(ctx, &mut snapshot).await?;
+    fill_roles(ctx, &mut snapshot).await?;
     Ok(snapshot)
+}
+
+/// The snapshot of one issue (with the hosts' reports), for `command --event`: the same reads
+/// as a pass makes of that issue, and no others.
+pub async fn read_issue(ctx: &Ctx, n: u64) -> anyhow::Result<Snapshot> {
+    let mut snapshot = registry(ctx).await?;
+    let issue = ctx.client.get_issue(n).await?;
+    add_issue(ctx, &mut snapshot, issue).await?;
+    fill_origin(ctx, &mut snapshot).await?;
+    fill_roles(ctx, &mut snapshot).await?;
+    Ok(snapshot)
+}
+
+/// A snapshot holding the registry issue and its hosts' reports only.
+async fn registry(ctx: &Ctx) -> anyhow::Result<Snapshot> {
+    let registry = crate::registry::find_issue(ctx).await?;
+    let registry_issue = registry.as_ref().map(|i| i.number);
+    let mut snapshot = Snapshot {
+        registry_issue,
+        registry_page: registry.map(|i| registry_page(&i)),
+        ..Snapshot::default()
+    };
+    if let Some(n) = registry_issue {
+        let comments = ctx.client.list_issue_comments(n).await?;
+        (snapshot.reports, snapshot.duplicate_reports) = reports(ctx, &comments);
+    }
+    Ok(snapshot)
+}
+
+/// Reads the repository role of every command's author, once per author; only when there are
+/// commands waiting, so an idle pass asks nothing more.
+async fn fill_roles(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
+    let mut roles: BTreeMap<String, Role> = BTreeMap::new();
+    for c in &mut snapshot.commands {
+        let login = c.pending.author.to_ascii_lowercase();
+        let role = match roles.get(&login) {
+            Some(r) => *r,
+            None => {
+                let r = ctx.client.role_of(&c.pending.author).await?;
+                roles.insert(login, r);
+                r
+            }
+        };
+        c.role = role;
+    }
+    Ok(())
 }
 
 /// Reads what origin holds of the Issue branch of every owner its host reports dead: the one
@@ -92,10 +132,23 @@ async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn issue_snapshot(ctx: &Ctx, issue: Issue) -> anyhow::Result<IssueSnapshot> {
+/// Reads an issue's comments into the snapshot: its ownership and its waiting commands.
+async fn add_issue(ctx: &Ctx, snapshot: &mut Snapshot, issue: Issue) -> anyhow::Result<()> {
     let comments = ctx.client.list_issue_comments(issue.number).await?;
-    let ownership = crate::claim::ownership(ctx, issue.number, &comments);
-    Ok(IssueSnapshot {
+    let waiting = crate::commands::pending::pending(issue.number, &comments, &ctx.trust, &ctx.me);
+    snapshot
+        .commands
+        .extend(waiting.into_iter().map(|pending| CommandView {
+            pending,
+            role: Role::None,
+        }));
+    snapshot.issues.push(issue_snapshot(ctx, issue, &comments));
+    Ok(())
+}
+
+fn issue_snapshot(ctx: &Ctx, issue: Issue, comments: &[Comment]) -> IssueSnapshot {
+    let ownership = crate::claim::ownership(ctx, issue.number, comments);
+    IssueSnapshot {
         number: issue.number,
         open: issue.is_open(),
         labels: issue.labels.iter().map(|l| l.name.clone()).collect(),
@@ -103,7 +156,7 @@ async fn issue_snapshot(ctx: &Ctx, issue: Issue) -> anyhow::Result<IssueSnapshot
         title: issue.title,
         ownership,
         origin: None,
-    })
+    }
 }
 
 /// The first trusted report of each host (name and machine), and the ids of later duplicates.

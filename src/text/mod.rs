@@ -7,6 +7,7 @@
 //! line with a record marker and hide or forge the record line below it.
 
 pub mod cancel;
+pub mod commands;
 pub mod reasons;
 
 use chrono::{DateTime, Utc};

@@ -152,6 +152,7 @@ pub fn snapshot() -> Snapshot {
             html_url: url(1),
             view: Some(earlier),
         }),
+        commands: vec![],
     }
 }
 

@@ -24,12 +24,28 @@ impl Cx<'_> {
         kept: Option<&Salvage>,
         s: &mut Steps,
     ) -> Finding {
-        let labels = &self.config.labels;
         let claim = &owner.record;
         let why = recovered_reason(&claim.host, &claim.claim_id, reason, evidence);
+        self.end_dead(issue, owner, why, kept, &Asked::default(), s)
+    }
+
+    /// Ends `owner` the way a dead Run's Claim ends, for `why`; `asked` is what a command added
+    /// (a Continuation whatever the policy, a person's name as the actor).
+    pub(super) fn end_dead(
+        &self,
+        issue: &IssueSnapshot,
+        owner: &ClaimView,
+        why: String,
+        kept: Option<&Salvage>,
+        asked: &Asked,
+        s: &mut Steps,
+    ) -> Finding {
+        let labels = &self.config.labels;
+        let claim = &owner.record;
         let done = continuations(&issue.ownership.ended);
         let policy = &self.config.recovery;
-        let continue_it = policy.on_dead == OnDead::Continue && done < policy.max_continuations;
+        let continue_it = asked.continue_
+            || (policy.on_dead == OnDead::Continue && done < policy.max_continuations);
         let (outcome, target, health) = if continue_it {
             (Outcome::Continued, &labels.ready, Health::Continued)
         } else if !started(issue, owner, kept) && claim.removed_ready {
@@ -38,6 +54,9 @@ impl Cx<'_> {
             (Outcome::Recovered, &labels.hand_off, Health::Recovered)
         };
         let mut end = self.end_record(owner, outcome, why.clone());
+        if let Some(actor) = &asked.actor {
+            end.actor.clone_from(actor);
+        }
         end.labels_after = Some(vec![target.clone()]);
         end.kept = kept.cloned();
         end.pull_request = issue.origin.as_ref().and_then(|o| o.pull_request());
@@ -56,6 +75,15 @@ impl Cx<'_> {
         s.remove_present(issue, &labels.in_progress);
         claim_finding(owner, health, format!("{why}; the issue goes to {target}"))
     }
+}
+
+/// What a `/thirdshift recover` adds to ending a dead owner.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Asked {
+    /// `--continue`: re-queue as a Continuation whatever the policy and count say.
+    pub continue_: bool,
+    /// `--force`: the person who forced it, named as the end record's actor.
+    pub actor: Option<String>,
 }
 
 /// Whether the dead Run left work anyone should look at: anything on origin (its branch, a pull

@@ -142,7 +142,7 @@ impl World {
             reports: reports.collect(),
             registry_issue: self.registry_issue,
             duplicate_reports: self.duplicate_reports.clone(),
-            registry_page: None,
+            ..Snapshot::default()
         }
     }
 
@@ -153,12 +153,7 @@ impl World {
     /// Does what `apply` would: posts end records as new comments, sets labels one at a time.
     fn apply(&mut self, plan: &Plan) {
         for action in &plan.actions {
-            let n = match action {
-                Action::PostEnd { issue, .. }
-                | Action::AddLabel { issue, .. }
-                | Action::RemoveLabel { issue, .. }
-                | Action::DeleteComment { issue, .. } => *issue,
-            };
+            let n = action.issue();
             let i = self.issues.iter_mut().find(|i| i.number == n).unwrap();
             match action {
                 Action::PostEnd { end, .. } => {
@@ -174,6 +169,7 @@ impl World {
                 Action::DeleteComment { comment_id, .. } => {
                     i.comments.retain(|c| c.id != *comment_id)
                 }
+                Action::React { .. } | Action::PostCancel { .. } | Action::PostReply { .. } => {}
             }
         }
     }
@@ -849,6 +845,25 @@ fn shape(a: &Action) -> String {
         Action::DeleteComment {
             issue, comment_id, ..
         } => format!("#{issue} delete {}", comment_id - BASE),
+        Action::React {
+            issue,
+            comment_id,
+            content,
+        } => format!("#{issue} react {content} {}", comment_id - BASE),
+        Action::PostCancel { issue, cancel } => format!(
+            "#{issue} cancel {} {}{}",
+            cancel.request_id,
+            cancel.claim_id,
+            if cancel.recover { " recover" } else { "" }
+        ),
+        Action::PostReply { issue, reply, .. } => format!(
+            "#{issue} reply {} {}",
+            reply.command_comment_id - BASE,
+            serde_json::to_value(reply.answer)
+                .unwrap()
+                .as_str()
+                .unwrap()
+        ),
     }
 }
 
@@ -1033,3 +1048,5 @@ fn continue_policy_requeues_as_a_continuation_until_the_limit() {
         }
     }
 }
+
+mod commands;

@@ -1,0 +1,305 @@
+//! `/thirdshift` commands as one more input to `plan`: for each command waiting on an issue
+//! (earliest first), the permission check, the decision and the reply, from the same snapshot and
+//! the same rules as a scheduled pass, so the two can never decide differently. Pure: the author's
+//! role was read into the snapshot, and ids of what a command writes derive from its comment id,
+//! so a command handled twice (by its event and by a pass) writes the same records, which apply
+//! finds and does not repeat.
+//!
+//! `recover` ends a Claim its host proved dead, exactly as a pass would (`--continue` re-queues it
+//! as a Continuation); it is refused with the evidence while the owner or its writers live, unless
+//! `--kill` asks the owning host to kill the Run (a cancel record with `recover`, carried out by
+//! that host's `observe`); with `--force` (a higher role) it ends the Claim of a host that has not
+//! reported, naming the person as the end record's actor. `cancel` posts a cancel request;
+//! `status` and `help` only answer.
+
+use crate::commands::{Command, Parsed, Recover};
+use crate::record::{Answer, CancelRecord, ClaimView, ReplyRecord, Verdict};
+use crate::snapshot::{CommandView, IssueSnapshot};
+use crate::text::commands as text;
+use crate::text::reasons::recovered_reason;
+
+use super::recover::Asked;
+use super::{Action, Cx, Evidence, Finding, Steps};
+
+/// The answer to one command, and the Claim it concerned.
+struct Reply {
+    answer: Answer,
+    claim_id: Option<String>,
+    detail: String,
+}
+
+impl Reply {
+    fn new(answer: Answer, claim: Option<&ClaimView>, detail: impl Into<String>) -> Reply {
+        Reply {
+            answer,
+            claim_id: claim.map(|c| c.record.claim_id.clone()),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The request id of the cancel record a command posts: derived from the command comment, so
+/// handling the command again finds the same request instead of posting another.
+pub fn request_id(comment_id: u64) -> String {
+    format!("cx-cmd-{comment_id}")
+}
+
+impl Cx<'_> {
+    /// Answers every command waiting on `issue`; returns whether one of them ended its owner
+    /// (which the pass then does not judge again).
+    pub(super) fn commands(
+        &self,
+        issue: &IssueSnapshot,
+        s: &mut Steps,
+        findings: &mut Vec<Finding>,
+    ) -> bool {
+        let mut ended_by: Option<u64> = None;
+        let waiting = self.snapshot.commands.iter();
+        for cmd in waiting.filter(|c| c.pending.issue == issue.number) {
+            let p = &cmd.pending;
+            s.acks.push(react(p.issue, p.comment_id, "eyes"));
+            let reply = self.answer(issue, cmd, &mut ended_by, s, findings);
+            let command = match &p.parsed {
+                Parsed::Command(c) => Some(c.canonical()),
+                _ => None,
+            };
+            let body = text::reply(p, command.as_deref(), reply.answer, &reply.detail);
+            let record = ReplyRecord {
+                command_comment_id: p.comment_id,
+                issue: p.issue,
+                author: p.author.clone(),
+                command: command.unwrap_or_else(|| "invalid".into()),
+                answer: reply.answer,
+                claim_id: reply.claim_id,
+                replied_at: self.input.now,
+            };
+            s.answers.push(Action::PostReply {
+                issue: p.issue,
+                body: record.to_comment(&body),
+                reply: Box::new(record),
+            });
+            let verdict = if reply.answer.is_success() {
+                "+1"
+            } else {
+                "-1"
+            };
+            s.answers.push(react(p.issue, p.comment_id, verdict));
+        }
+        ended_by.is_some()
+    }
+
+    /// The decision on one command; its writes go to `s`.
+    fn answer(
+        &self,
+        issue: &IssueSnapshot,
+        cmd: &CommandView,
+        ended_by: &mut Option<u64>,
+        s: &mut Steps,
+        findings: &mut Vec<Finding>,
+    ) -> Reply {
+        let needed = self.config.commands.permission;
+        if cmd.role < needed {
+            let detail = text::not_permitted(&cmd.pending.author, cmd.role, needed, "A command");
+            return Reply::new(Answer::NotPermitted, None, detail);
+        }
+        let command = match &cmd.pending.parsed {
+            Parsed::Command(c) => *c,
+            Parsed::Invalid(e) => return Reply::new(Answer::Invalid, None, text::invalid(e)),
+            Parsed::NotACommand => return Reply::new(Answer::Invalid, None, text::help()),
+        };
+        let owner = issue.ownership.owner.as_ref();
+        match command {
+            Command::Help => Reply::new(Answer::Answered, None, text::help()),
+            Command::Status => self.status(issue),
+            Command::Cancel => self.cancel(issue, cmd, s),
+            Command::Recover(flags) => {
+                let force = self.config.commands.force_permission;
+                if flags.force && cmd.role < force {
+                    let (who, role) = (&cmd.pending.author, cmd.role);
+                    let detail = text::not_permitted(who, role, force, "`recover --force`");
+                    return Reply::new(Answer::NotPermitted, owner, detail);
+                }
+                if let (Some(first), Some(o)) = (*ended_by, owner) {
+                    let detail = text::being_recovered(&o.record.claim_id, first);
+                    return Reply::new(Answer::AlreadyRequested, Some(o), detail);
+                }
+                let reply = self.recover_cmd(issue, cmd, flags, s, findings);
+                if matches!(
+                    reply.answer,
+                    Answer::Recovered | Answer::Continued | Answer::Forced
+                ) {
+                    *ended_by = Some(cmd.pending.comment_id);
+                }
+                reply
+            }
+        }
+    }
+
+    fn status(&self, issue: &IssueSnapshot) -> Reply {
+        let Some(owner) = &issue.ownership.owner else {
+            return Reply::new(Answer::Answered, None, self.nothing_active(issue));
+        };
+        let verdict = match self.evidence(owner) {
+            Evidence::Missing => "awaiting host: its host has not reported on this Claim".into(),
+            Evidence::OtherMachine { machine_id } => {
+                format!("host mismatch: the report under its host name comes from {machine_id}")
+            }
+            Evidence::Verdict(v) => match &v.verdict {
+                Verdict::Alive => "alive".to_string(),
+                Verdict::WritersAlive { evidence, .. } => format!("writers alive: {evidence}"),
+                Verdict::Dead { reason, evidence } => {
+                    format!("dead ({}): {evidence}", reason.as_str())
+                }
+            },
+        };
+        Reply::new(Answer::Answered, Some(owner), text::status(owner, &verdict))
+    }
+
+    fn cancel(&self, issue: &IssueSnapshot, cmd: &CommandView, s: &mut Steps) -> Reply {
+        let own = &issue.ownership;
+        let Some(owner) = own.owner.as_ref().filter(|_| issue.open) else {
+            return Reply::new(Answer::NothingToDo, None, self.nothing_active(issue));
+        };
+        if let Some(p) = own.pending_cancel(&owner.record.claim_id) {
+            let detail = text::already_requested(owner, p.comment_id);
+            return Reply::new(Answer::AlreadyRequested, Some(owner), detail);
+        }
+        let id = self.request(owner, cmd, "cancel", false, s);
+        let detail = text::cancel_requested(owner, &id);
+        Reply::new(Answer::CancelRequested, Some(owner), detail)
+    }
+
+    /// `recover`, with the owner's evidence deciding, as in a pass.
+    fn recover_cmd(
+        &self,
+        issue: &IssueSnapshot,
+        cmd: &CommandView,
+        flags: Recover,
+        s: &mut Steps,
+        findings: &mut Vec<Finding>,
+    ) -> Reply {
+        if !issue.open {
+            return Reply::new(Answer::NothingToDo, None, text::issue_closed());
+        }
+        let Some(owner) = &issue.ownership.owner else {
+            return Reply::new(Answer::NothingToDo, None, self.nothing_active(issue));
+        };
+        let asked = Asked {
+            continue_: flags.continue_,
+            actor: None,
+        };
+        let silent = match self.evidence(owner) {
+            Evidence::Verdict(v) => match &v.verdict {
+                Verdict::Dead { reason, evidence } => {
+                    let c = &owner.record;
+                    let why = recovered_reason(&c.host, &c.claim_id, *reason, evidence);
+                    let before = s.ends.len();
+                    let f = self.end_dead(issue, owner, why, v.kept.as_ref(), &asked, s);
+                    let continued = s.ends[before..].iter().any(
+                        |a| matches!(a, Action::PostEnd { end, .. } if end.continuation.is_some()),
+                    );
+                    let detail = text::recovered(&f.note);
+                    findings.push(f);
+                    let answer = if continued {
+                        Answer::Continued
+                    } else {
+                        Answer::Recovered
+                    };
+                    return Reply::new(answer, Some(owner), detail);
+                }
+                Verdict::Alive | Verdict::WritersAlive { .. } => {
+                    return self.live(issue, owner, cmd, flags, s);
+                }
+            },
+            Evidence::Missing | Evidence::OtherMachine { .. } => {
+                self.judge_owner(issue, owner, &mut Steps::default()).note
+            }
+        };
+        if !flags.force {
+            let force = self.config.commands.force_permission;
+            let detail = text::refused_silent(&silent, force);
+            return Reply::new(Answer::Refused, Some(owner), detail);
+        }
+        let login = &cmd.pending.author;
+        let why = text::forced_reason(login, cmd.pending.comment_id, owner, &silent);
+        let asked = Asked {
+            actor: Some(login.clone()),
+            ..asked
+        };
+        let f = self.end_dead(issue, owner, why, None, &asked, s);
+        let detail = text::forced(&f.note, login);
+        findings.push(f);
+        Reply::new(Answer::Forced, Some(owner), detail)
+    }
+
+    /// `recover` of a live owner (or one with live writers): refused with the evidence, or with
+    /// `--kill` a request that its host kill the Run and recover it.
+    fn live(
+        &self,
+        issue: &IssueSnapshot,
+        owner: &ClaimView,
+        cmd: &CommandView,
+        flags: Recover,
+        s: &mut Steps,
+    ) -> Reply {
+        let evidence = self.judge_owner(issue, owner, &mut Steps::default()).note;
+        if !flags.kill {
+            return Reply::new(Answer::Refused, Some(owner), text::refused_alive(&evidence));
+        }
+        if let Some(p) = issue.ownership.pending_cancel(&owner.record.claim_id) {
+            let detail = text::already_requested(owner, p.comment_id);
+            return Reply::new(Answer::AlreadyRequested, Some(owner), detail);
+        }
+        let id = self.request(owner, cmd, &Command::Recover(flags).canonical(), true, s);
+        Reply::new(
+            Answer::KillRequested,
+            Some(owner),
+            text::kill_requested(owner, &id),
+        )
+    }
+
+    /// Adds a cancel record for `owner` asked by `cmd`; returns its request id.
+    fn request(
+        &self,
+        owner: &ClaimView,
+        cmd: &CommandView,
+        command: &str,
+        recover: bool,
+        s: &mut Steps,
+    ) -> String {
+        let p = &cmd.pending;
+        let record = CancelRecord {
+            request_id: request_id(p.comment_id),
+            claim_id: owner.record.claim_id.clone(),
+            issue: p.issue,
+            requested_by: p.author.clone(),
+            reason: Some(text::request_reason(&p.author, command, p.comment_id)),
+            requested_at: self.input.now,
+            recover,
+        };
+        let id = record.request_id.clone();
+        s.requests.push(Action::PostCancel {
+            issue: p.issue,
+            cancel: Box::new(record),
+        });
+        id
+    }
+
+    fn nothing_active(&self, issue: &IssueSnapshot) -> String {
+        let last = issue
+            .ownership
+            .ended
+            .iter()
+            .map(|(_, e)| e)
+            .max_by_key(|e| e.comment_id);
+        text::nothing_active(last)
+    }
+}
+
+fn react(issue: u64, comment_id: u64, content: &'static str) -> Action {
+    Action::React {
+        issue,
+        comment_id,
+        content,
+    }
+}

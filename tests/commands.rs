@@ -1,0 +1,278 @@
+//! `/thirdshift` commands with the real binary, real processes and real HTTP: permissions
+//! (collaborator-permission API), refusals with evidence, recovery of a dead Run, a forced
+//! recover in the forcer's name, one reply however often a command is handled (its event twice,
+//! its event and a pass), and a command whose event never came answered by the next pass.
+
+mod harness;
+
+use std::path::PathBuf;
+
+use harness::*;
+use thirdshift_reconciler::host::{HostIdentity, ProcessIdentity};
+use thirdshift_reconciler::record::{decode, Answer, Decoded, Outcome, Record, ReplyRecord};
+use thirdshift_reconciler::sim::Permission;
+
+const ALICE: &str = "alice"; // maintain
+const BOB: &str = "bob"; // write
+
+async fn world() -> World {
+    let world = World::new().await;
+    world
+        .sim
+        .add_user(ALICE, "alice-token", Permission::Maintain);
+    world.sim.add_user(BOB, "bob-token", Permission::Write);
+    world
+}
+
+/// Given: `author` comments `body` on `issue`; returns the comment id.
+fn say(world: &World, issue: u64, author: &str, body: &str) -> u64 {
+    world.sim.add_comment(issue, author, body)
+}
+
+/// The `issue_comment` payload GitHub would deliver for comment `id`.
+fn event_file(world: &World, issue: u64, id: u64, action: &str) -> PathBuf {
+    let c = world
+        .sim
+        .comments(issue)
+        .into_iter()
+        .find(|c| c.id == id)
+        .expect("comment exists");
+    let payload = serde_json::json!({
+        "action": action,
+        "issue": {"number": issue},
+        "comment": {
+            "id": id,
+            "body": c.body,
+            "html_url": format!("https://github.com/acme/widgets/issues/{issue}#issuecomment-{id}"),
+            "user": {"login": c.author, "type": "User"},
+        },
+    });
+    let path = world.dir.path().join(format!("event-{id}-{action}.json"));
+    std::fs::write(&path, payload.to_string()).unwrap();
+    path
+}
+
+/// When: the command workflow runs `command --event` for comment `id`.
+async fn deliver(world: &World, issue: u64, id: u64) -> String {
+    let path = event_file(world, issue, id, "created");
+    let out = world
+        .exec("ci", &["command", "--event", path.to_str().unwrap()])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "command: {}", stderr(&out));
+    stdout(&out)
+}
+
+async fn reconcile(world: &World) {
+    let out = world.exec("ci", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(0), "reconcile: {}", stderr(&out));
+}
+
+/// The bot's replies to comment `id`, with their text.
+fn replies(world: &World, issue: u64, id: u64) -> Vec<(ReplyRecord, String)> {
+    world
+        .sim
+        .comments(issue)
+        .into_iter()
+        .filter(|c| c.author == BOT)
+        .filter_map(|c| match decode(&c.body) {
+            Decoded::Record(Record::Reply(r)) if r.command_comment_id == id => Some((r, c.body)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn reactions(world: &World, id: u64) -> Vec<String> {
+    let r = world.sim.comment_reactions(id);
+    r.into_iter().map(|(_, content)| content).collect()
+}
+
+/// Given: an issue whose Claim names host `gone`, which never reports (a silent host).
+fn silent_claim(world: &World) -> (u64, String) {
+    let issue = world.ready_issue("host died for good");
+    let me = ProcessIdentity::current();
+    let boot = HostIdentity::detect(None).boot_id;
+    let claim_id = posted_claim(world, issue, "gone", me, &boot);
+    (issue, claim_id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_by_a_reader_is_refused_and_by_a_maintainer_ends_the_claim_in_their_name() {
+    let world = world().await;
+    let (issue, claim_id) = silent_claim(&world);
+    // Given a reader's `/thirdshift recover --force`
+    let id = say(&world, issue, STRANGER, "/thirdshift recover --force");
+    // When its event is handled
+    deliver(&world, issue, id).await;
+    // Then one refusal reply, eyes then -1, and nothing else changed
+    let r = replies(&world, issue, id);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].0.answer, Answer::NotPermitted);
+    assert!(r[0].1.contains("@mallory has `read`"), "{}", r[0].1);
+    assert_eq!(reactions(&world, id), ["eyes", "-1"]);
+    assert!(ends(&world, issue).is_empty());
+    assert_eq!(world.labels(issue), [IN_PROGRESS]);
+    // Given a maintainer's identical comment
+    let id = say(&world, issue, ALICE, "/thirdshift recover --force");
+    deliver(&world, issue, id).await;
+    // Then the Claim ends recovered with alice as the actor, and she gets one reply and +1
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0].claim_id, claim_id);
+    assert_eq!(ends[0].outcome, Outcome::Recovered);
+    assert_eq!(ends[0].actor, ALICE);
+    assert!(!world.labels(issue).contains(&IN_PROGRESS.to_string()));
+    let r = replies(&world, issue, id);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].0.answer, Answer::Forced);
+    assert_eq!(reactions(&world, id), ["eyes", "+1"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recover_is_refused_while_the_run_lives_and_recovers_it_once_when_dead() {
+    let world = world().await;
+    let issue = world.ready_issue("recover me");
+    // Given a live Run its host reports alive
+    let run = start_run(&world, "h1", issue, "sleep 300").await;
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // When a writer asks to recover it
+    let live = say(&world, issue, BOB, "/thirdshift recover");
+    deliver(&world, issue, live).await;
+    // Then it is refused with the host's evidence, and the Claim stands
+    let r = replies(&world, issue, live);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].0.answer, Answer::Refused);
+    assert!(
+        r[0].1.contains("reports claim") && r[0].1.contains("alive"),
+        "{}",
+        r[0].1
+    );
+    assert!(ends(&world, issue).is_empty());
+    // Given the Run is killed outright and its host reports it dead (no reconcile yet)
+    run.kill_all().await;
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // When a writer asks again, and the event is delivered twice, then a pass runs too
+    let dead = say(&world, issue, BOB, "/thirdshift recover");
+    let first = deliver(&world, issue, dead).await;
+    assert!(first.contains("recovered"), "{first}");
+    world.sim.clear_requests();
+    let again = deliver(&world, issue, dead).await;
+    assert!(again.contains("already answered"), "{again}");
+    reconcile(&world).await;
+    // Then the Claim ended once, the command was answered once, and the repeats wrote nothing
+    // but the receipt reaction (and the pass its first live view into the registry issue)
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0].outcome, Outcome::Recovered);
+    assert_eq!(replies(&world, issue, dead).len(), 1);
+    assert_eq!(replies(&world, issue, live).len(), 1);
+    let registry = (1..=issue + 1)
+        .find(|n| {
+            world
+                .sim
+                .issue(*n)
+                .is_some_and(|i| i.body.contains("thirdshift:v1:view"))
+        })
+        .expect("the registry issue");
+    let view = format!(
+        "PATCH /repos/{}/issues/{registry}",
+        world.sim.repo_full_name()
+    );
+    let writes = writes(&world);
+    assert!(
+        writes
+            .iter()
+            .all(|w| w.ends_with("/reactions") || *w == view),
+        "{writes:?}"
+    );
+    assert_eq!(reactions(&world, dead), ["eyes", "+1"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_whose_event_never_came_is_answered_by_the_next_pass() {
+    let world = world().await;
+    let (issue, claim_id) = silent_claim(&world);
+    // Given a maintainer's force whose workflow trigger was dropped
+    let id = say(&world, issue, ALICE, "/thirdshift recover --force");
+    // When the next reconcile pass runs
+    reconcile(&world).await;
+    // Then it is handled: the Claim ended in alice's name and one reply answers the comment
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(
+        (ends[0].claim_id.as_str(), ends[0].actor.as_str()),
+        (claim_id.as_str(), ALICE)
+    );
+    assert_eq!(replies(&world, issue, id).len(), 1);
+    // And a late event and another pass write no second answer
+    deliver(&world, issue, id).await;
+    reconcile(&world).await;
+    assert_eq!(replies(&world, issue, id).len(), 1);
+    assert_eq!(ends.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_bots_and_ordinary_comments_are_ignored_without_a_write() {
+    let world = world().await;
+    let (issue, _) = silent_claim(&world);
+    let plain = say(&world, issue, BOB, "looks stuck to me");
+    let by_bot = say(&world, issue, BOT, "/thirdshift recover --force");
+    let edited = say(&world, issue, ALICE, "/thirdshift recover --force");
+    world.sim.clear_requests();
+    for (id, action) in [(plain, "created"), (by_bot, "created"), (edited, "edited")] {
+        let path = event_file(&world, issue, id, action);
+        let out = world
+            .exec("ci", &["command", "--event", path.to_str().unwrap()])
+            .await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(stdout(&out).contains("ignored") || stdout(&out).contains("not a"));
+    }
+    assert_eq!(writes(&world), Vec::<String>::new());
+    // and a payload that is not an event is a usage error naming the file
+    let bad = world.dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"action\": 1}").unwrap();
+    let out = world
+        .exec("ci", &["command", "--event", bad.to_str().unwrap()])
+        .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bad.json"), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recover_kill_has_the_owning_host_stop_the_live_run_and_end_it_recovered() {
+    let world = world().await;
+    let issue = world.ready_issue("stuck but alive");
+    // Given a live Run its host reports alive
+    let mut run = start_run(&world, "h1", issue, "sleep 300").await;
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // When a writer asks `/thirdshift recover --kill`
+    let id = say(&world, issue, BOB, "/thirdshift recover --kill");
+    let said = deliver(&world, issue, id).await;
+    assert!(said.contains("kill-requested"), "{said}");
+    assert!(
+        ends(&world, issue).is_empty(),
+        "nothing ends before the host acts"
+    );
+    // And the owning host observes
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then the Run is stopped and its Claim ends once, recovered, and the issue is Ready again
+    tokio::time::timeout(std::time::Duration::from_secs(30), run.child.wait())
+        .await
+        .expect("the Run exits")
+        .unwrap();
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0].outcome, Outcome::Recovered);
+    assert!(
+        ends[0].reason.contains(&format!("cx-cmd-{id}")),
+        "{}",
+        ends[0].reason
+    );
+    let labels = world.labels(issue);
+    assert!(labels.contains(&READY.to_string()), "{labels:?}");
+    assert!(!labels.contains(&IN_PROGRESS.to_string()), "{labels:?}");
+    assert_eq!(replies(&world, issue, id).len(), 1);
+}
