@@ -195,3 +195,70 @@ async fn crontab_line_of_a_host_without_a_runner_reports_and_ends_its_killed_run
     assert_eq!(ended[0].outcome, Outcome::Recovered);
     assert!(!world.labels(issue).iter().any(|l| l == IN_PROGRESS));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_step_handles_a_recover_comment_from_its_event_file_and_runs_none_of_its_text() {
+    let world = World::new().await;
+    world.sim.add_user(
+        "alice",
+        "alice-token",
+        thirdshift_reconciler::sim::Permission::Write,
+    );
+    // Given a Run on h1 killed with kill -9, and h1's report that it is dead
+    let issue = world.ready_issue("killed, then recovered by a comment");
+    start_run(&world, "h1", issue, "sleep 30")
+        .await
+        .kill_all()
+        .await;
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // And a writer's comment asking to recover it, with shell tricks on its second line
+    let runner = Runner::new(&world, "ci");
+    let trap = runner.workspace.join("pwned");
+    let body = format!(
+        "/thirdshift recover\n$(touch {t}) `touch {t}` \"; touch {t}; echo \"",
+        t = trap.display()
+    );
+    let id = world.sim.add_comment(issue, "alice", &body);
+    let event = serde_json::json!({
+        "action": "created",
+        "issue": {"number": issue},
+        "comment": {
+            "id": id,
+            "body": body,
+            "html_url": format!("https://github.com/acme/widgets/issues/{issue}#issuecomment-{id}"),
+            "user": {"login": "alice", "type": "User"},
+        },
+    });
+    let event_path = world.dir.path().join("event.json");
+    std::fs::write(&event_path, event.to_string()).unwrap();
+    // When commands.yml's job uses the Action with command `command` on that event
+    let runner = Runner {
+        event: Some(event_path),
+        ..runner
+    };
+    let used = runner.run_action(&[("command", "command")]).await;
+    // Then the step succeeded, the Claim ended recovered, and the comment got one reply and +1
+    for step in &used.steps {
+        assert_eq!(step.code, Some(0), "{step:#?}");
+    }
+    let ended = ends(&world, issue);
+    assert_eq!(ended.len(), 1, "{used:#?}");
+    assert_eq!(ended[0].outcome, Outcome::Recovered);
+    let replies = world
+        .sim
+        .comments(issue)
+        .into_iter()
+        .filter(|c| c.author == BOT && c.body.contains("thirdshift:v1:reply"))
+        .count();
+    assert_eq!(replies, 1);
+    let reactions: Vec<String> = world
+        .sim
+        .comment_reactions(id)
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(reactions, ["eyes", "+1"]);
+    // And no part of the comment ran as a shell command
+    assert!(!trap.exists(), "the comment's text ran in a shell");
+}
