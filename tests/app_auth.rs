@@ -3,16 +3,17 @@
 //! bot, which is trusted as our own identity; a wrong key, an expired or too-long JWT, and a JWT
 //! on a non-App endpoint are refused as GitHub refuses them; an installation token that expires
 //! during a command is renewed before it does. RSA key pairs are made per test with the
-//! `openssl` CLI (test keys only, in a temporary folder).
+//! `openssl` CLI (`support/keys.rs`: test keys only, in a temporary folder).
 
 mod harness;
+mod support;
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness::*;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
+use support::keys::{key_pair, KeyPair};
 use thirdshift_reconciler::github::{app_jwt, AppCredentials, Client, Credentials, Repo};
 use thirdshift_reconciler::record::{Ownership, RawComment, Trust};
 use thirdshift_reconciler::sim::{Permission, SimApp};
@@ -21,59 +22,6 @@ const APP_ID: u64 = 424_242;
 const SLUG: &str = "thirdshift-test";
 const BOT_LOGIN: &str = "thirdshift-test[bot]";
 const TOKENS_ROUTE: &str = "/app/installations/{installation_id}/access_tokens";
-
-/// A test RSA key pair made with openssl: the private key's path and PEM, the public key's PEM.
-struct KeyPair {
-    private_path: PathBuf,
-    private_pem: String,
-    public_pem: String,
-}
-
-fn openssl(args: &[&str]) {
-    let out = std::process::Command::new("openssl")
-        .args(args)
-        .output()
-        .expect("the openssl CLI runs (the tests make their RSA keys with it)");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A fresh 2048-bit key pair under `dir`, in PKCS#1 (`BEGIN RSA PRIVATE KEY`, as GitHub hands
-/// out) when `pkcs1`, else PKCS#8.
-fn key_pair(dir: &Path, name: &str, pkcs1: bool) -> KeyPair {
-    let private_path = dir.join(format!("{name}.private-key.pem"));
-    let public_path = dir.join(format!("{name}.public-key.pem"));
-    let private = private_path.to_str().unwrap();
-    if pkcs1 {
-        openssl(&["genrsa", "-traditional", "-out", private, "2048"]);
-    } else {
-        openssl(&[
-            "genpkey",
-            "-algorithm",
-            "RSA",
-            "-pkeyopt",
-            "rsa_keygen_bits:2048",
-            "-out",
-            private,
-        ]);
-    }
-    openssl(&[
-        "pkey",
-        "-in",
-        private,
-        "-pubout",
-        "-out",
-        public_path.to_str().unwrap(),
-    ]);
-    KeyPair {
-        private_pem: std::fs::read_to_string(&private_path).unwrap(),
-        public_pem: std::fs::read_to_string(&public_path).unwrap(),
-        private_path,
-    }
-}
 
 /// Given: a World whose repository has the App installed with `keys`' public key.
 async fn world_with_app(keys_name: &str) -> (World, KeyPair) {

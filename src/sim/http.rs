@@ -60,7 +60,7 @@ pub(crate) async fn pipeline(State(sim): State<Sim>, mut req: Request, next: Nex
         Ok(c) => c,
         Err(e) => return finish(&sim, &seen, &Caller::anonymous(), e.into_response(), false),
     };
-    if let Some(refusal) = app_gate(&seen.route, &caller) {
+    if let Some(refusal) = app_gate(&seen.method, &seen.route, &caller) {
         let charge = refusal.status != StatusCode::UNAUTHORIZED;
         return finish(&sim, &seen, &caller, refusal.into_response(), charge);
     }
@@ -147,17 +147,20 @@ fn authenticate(sim: &Sim, headers: &HeaderMap) -> Result<Caller, ApiError> {
 }
 
 /// App endpoints take only a JWT (anything else is 401, as GitHub answers a token it cannot
-/// read as a JWT); a JWT is good for nothing else but `/rate_limit` (403).
-fn app_gate(route: &str, caller: &Caller) -> Option<ApiError> {
-    let app_route = APP_ROUTES.contains(&route);
-    match (app_route, caller.app.is_some()) {
-        (true, false) if caller.token.is_none() => Some(ApiError::requires_auth()),
-        (true, false) => Some(ApiError::new(StatusCode::UNAUTHORIZED, jwt::UNDECODABLE)),
-        (false, true) if !route.is_empty() && route != RATE_LIMIT_ROUTE => Some(
-            ApiError::forbidden("Resource not accessible by integration"),
-        ),
-        _ => None,
+/// read as a JWT); a JWT is good for nothing else but `/rate_limit` (403). An unserved method
+/// on an App path is left to fall through to 404.
+fn app_gate(method: &Method, route: &str, caller: &Caller) -> Option<ApiError> {
+    let app_path = APP_ROUTES.iter().any(|(_, r)| *r == route);
+    let app_operation = APP_ROUTES.contains(&(method.as_str(), route));
+    if app_operation && caller.app.is_none() {
+        return Some(match caller.token {
+            None => ApiError::requires_auth(),
+            Some(_) => ApiError::new(StatusCode::UNAUTHORIZED, jwt::UNDECODABLE),
+        });
     }
+    let other = !app_path && !route.is_empty() && route != RATE_LIMIT_ROUTE;
+    (other && caller.app.is_some())
+        .then(|| ApiError::forbidden("Resource not accessible by integration"))
 }
 
 /// The budget key and limit of a caller.
