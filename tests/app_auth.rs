@@ -292,3 +292,72 @@ async fn a_run_outliving_its_installation_token_renews_it_before_it_expires() {
     );
     no_secret_in(&stderr(&out), &keys);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_declared_in_a_seed_file_can_claim_on_the_standalone_emulator() {
+    use tokio::io::AsyncBufReadExt;
+    // Given a seed file declaring the App (its public key beside the file) and a Ready issue
+    let dir = tempfile::tempdir().unwrap();
+    let keys = key_pair(dir.path(), "seeded", true);
+    std::fs::write(dir.path().join("app.pub.pem"), &keys.public_pem).unwrap();
+    let seed = format!(
+        "apps:\n  - {{id: {APP_ID}, slug: {SLUG}, public_key: app.pub.pem}}\n\
+         issues:\n  - {{title: T, labels: [{READY}], author: alice}}\n"
+    );
+    std::fs::write(dir.path().join("seed.yml"), seed).unwrap();
+    // When `sim --seed` runs and a host claims issue 1 as the App
+    let mut sim = tokio::process::Command::new(env!("CARGO_BIN_EXE_thirdshift-reconciler"))
+        .args(["sim", "--port", "0", "--seed"])
+        .arg(dir.path().join("seed.yml"))
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(sim.stdout.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    let url = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("sim prints its URL");
+        if let Some(url) = line.strip_prefix("GitHub emulator listening on ") {
+            break url.to_string();
+        }
+        printed.push(line);
+    };
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_thirdshift-reconciler"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("THIRDSHIFT_APP_ID", APP_ID.to_string())
+        .env("THIRDSHIFT_APP_KEY", &keys.private_path)
+        .args([
+            "--repo",
+            "acme/widgets",
+            "--api-url",
+            &url,
+            "--host",
+            "h1",
+            "--state-dir",
+        ])
+        .arg(dir.path().join("state"))
+        .args(["claim", "--issue", "1"])
+        .output()
+        .await
+        .unwrap();
+    // Then the claim is won
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // And sim named the App it serves
+    while let Ok(Some(line)) = lines.next_line().await {
+        printed.push(line.clone());
+        if line.starts_with("try:") {
+            break;
+        }
+    }
+    assert!(
+        printed
+            .iter()
+            .any(|l| l.contains(&format!("app {SLUG} (id {APP_ID})"))),
+        "{printed:?}"
+    );
+}

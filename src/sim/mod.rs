@@ -35,6 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use seed::run_cli;
 pub use server::SimServer;
+pub use state::SimApp;
 
 use state::State;
 
@@ -154,20 +155,6 @@ pub struct Faults {
     /// PRNG, and never listed before an earlier comment (replicas apply writes in order).
     /// `GET .../issues/comments/{id}` always sees it. `None`: lists are never stale.
     pub stale_list_reads: Option<std::time::Duration>,
-}
-
-/// A GitHub App to install on the emulated repository ([`Sim::add_app`]).
-#[derive(Clone, Debug)]
-pub struct SimApp {
-    pub id: u64,
-    /// Its bot user is `<slug>[bot]`.
-    pub slug: String,
-    pub name: String,
-    /// The PEM of the App's RSA public key (`-----BEGIN PUBLIC KEY-----`), which its JWTs are
-    /// checked with.
-    pub public_key_pem: String,
-    /// The installation's (its bot user's) role on the repository.
-    pub permission: Permission,
 }
 
 /// The state a seeded pull request is put in.

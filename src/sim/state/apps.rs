@@ -11,6 +11,20 @@ use jsonwebtoken::DecodingKey;
 use super::{now, State};
 use crate::sim::Permission;
 
+/// A GitHub App to install on the emulated repository ([`crate::sim::Sim::add_app`]).
+#[derive(Clone, Debug)]
+pub struct SimApp {
+    pub id: u64,
+    /// Its bot user is `<slug>[bot]`.
+    pub slug: String,
+    pub name: String,
+    /// The PEM of the App's RSA public key (`-----BEGIN PUBLIC KEY-----`), which its JWTs are
+    /// checked with.
+    pub public_key_pem: String,
+    /// The installation's (its bot user's) role on the repository.
+    pub permission: Permission,
+}
+
 /// Installation ids start here, so they never look like user or object ids.
 const FIRST_INSTALLATION_ID: u64 = 41_000_001;
 
@@ -65,6 +79,14 @@ impl State {
         self.add_user(&app.bot_login(), None, permission, true);
         self.apps.push(app);
         installation_id
+    }
+
+    /// (id, slug, installation id) of every App, for printing.
+    pub(crate) fn app_lines(&self) -> Vec<(u64, String, u64)> {
+        self.apps
+            .iter()
+            .map(|a| (a.id, a.slug.clone(), a.installation_id))
+            .collect()
     }
 
     pub(crate) fn app(&self, id: u64) -> Option<&App> {

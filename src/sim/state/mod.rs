@@ -20,6 +20,7 @@ mod labels;
 mod pulls;
 
 pub(crate) use apps::App;
+pub use apps::SimApp;
 
 pub(crate) use pulls::{fake_sha, Pull};
 
