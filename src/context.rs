@@ -6,7 +6,7 @@ use anyhow::Context as _;
 
 use crate::cli::Globals;
 use crate::config::Config;
-use crate::github::{Client, Repo, DEFAULT_API_URL};
+use crate::github::{Client, Credentials, Repo, DEFAULT_API_URL};
 use crate::host::{HostIdentity, StateDir};
 use crate::record::Trust;
 
@@ -14,14 +14,16 @@ use crate::record::Trust;
 pub struct Ctx {
     pub client: Client,
     pub config: Config,
-    /// The token's own login: our records are written by it.
+    /// The token's own login, or the GitHub App's bot (`<slug>[bot]`): our records are
+    /// written by it.
     pub me: String,
     pub trust: Trust,
     pub host: HostIdentity,
     pub state: StateDir,
 }
 
-/// The token from `GITHUB_TOKEN` or `GH_TOKEN` (empty values ignored). Never logged.
+/// The token from `GITHUB_TOKEN` or `GH_TOKEN` (empty values ignored). Never logged. A GitHub
+/// App configured beside it wins: see [`Credentials::from_env`].
 pub fn token_from_env() -> Option<String> {
     ["GITHUB_TOKEN", "GH_TOKEN"]
         .iter()
@@ -45,17 +47,17 @@ impl Ctx {
             .clone()
             .or_else(|| fallback.map(|f| f.1.to_string()))
             .unwrap_or_else(|| DEFAULT_API_URL.to_string());
-        let token = token_from_env();
-        if token.is_none() {
+        let Some(credentials) = Credentials::from_env()? else {
             anyhow::bail!(
-                "no token: set GITHUB_TOKEN or GH_TOKEN (it needs Issues: write on {repo})"
+                "no credentials: set GITHUB_TOKEN or GH_TOKEN (it needs Issues: write on {repo}), \
+                 or THIRDSHIFT_APP_ID and THIRDSHIFT_APP_KEY for a GitHub App installed there"
             );
-        }
-        let client = Client::new(&api_url, token, repo)?;
+        };
+        let client = Client::with_credentials(&api_url, credentials, repo)?;
         let me = client
             .whoami()
             .await
-            .context("finding out who the token belongs to")?
+            .context("finding out who the credentials belong to")?
             .login;
         let trust = Trust::new(config.trusted_authors.iter().cloned().chain([me.clone()]));
         Ok(Ctx {

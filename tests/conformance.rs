@@ -23,7 +23,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use support::exchange::{anonymous_client, bearer_client, token_scheme_client, Exchange, Recorder};
 use support::openapi::{report, Spec, Violation};
-use thirdshift_reconciler::sim::{Permission, PullState, Sim, SimConfig, SimServer};
+use thirdshift_reconciler::github::app_jwt;
+use thirdshift_reconciler::sim::{Permission, PullState, Sim, SimApp, SimConfig, SimServer};
 
 const REPO: &str = "/repos/{owner}/{repo}";
 const ISSUES: &str = "/repos/{owner}/{repo}/issues";
@@ -44,6 +45,9 @@ const PULLS: &str = "/repos/{owner}/{repo}/pulls";
 const PULL: &str = "/repos/{owner}/{repo}/pulls/{pull_number}";
 const USER: &str = "/user";
 const RATE_LIMIT: &str = "/rate_limit";
+const APP: &str = "/app";
+const INSTALLATION: &str = "/repos/{owner}/{repo}/installation";
+const ACCESS_TOKENS: &str = "/app/installations/{installation_id}/access_tokens";
 
 /// Every (method, route template) the emulator serves, as its request log names them. A route
 /// added to the emulator must be added here, exercised in `exercise_every_route` and given a
@@ -80,6 +84,9 @@ const EMULATOR_ROUTES: &[(&str, &str)] = &[
     ("GET", PULL),
     ("GET", USER),
     ("GET", RATE_LIMIT),
+    ("GET", APP),
+    ("GET", INSTALLATION),
+    ("POST", ACCESS_TOKENS),
 ];
 
 /// The operation in the description that documents an emulator route: the same one, except
@@ -102,8 +109,9 @@ const READER_TOKEN: &str = "tok-rita";
 const BOT_TOKEN: &str = "tok-bot";
 
 /// A seeded emulator, served on a free local port: an issue with a comment, branches `main` and
-/// `issue-1`, an open pull request from `issue-1` (labelled, so its labels are rendered) and a
-/// merged one from a branch that no longer exists.
+/// `issue-1`, an open pull request from `issue-1` (labelled, so its labels are rendered), a
+/// merged one from a branch that no longer exists, and a GitHub App installed on the
+/// repository (with a JWT signed by its test key).
 struct World {
     sim: Sim,
     server: SimServer,
@@ -111,6 +119,28 @@ struct World {
     comment: u64,
     pull: u64,
     merged: u64,
+    installation: u64,
+    app_jwt: String,
+}
+
+const APP_ID: u64 = 31_337;
+
+/// Installs a GitHub App with a fresh test key pair; returns its installation and a JWT.
+fn install_app(sim: &Sim) -> (u64, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let keys = support::keys::key_pair(dir.path(), "conformance", true);
+    let installation = sim
+        .add_app(SimApp {
+            id: APP_ID,
+            slug: "thirdshift".to_string(),
+            name: "Thirdshift".to_string(),
+            public_key_pem: keys.public_pem,
+            permission: Permission::Write,
+        })
+        .expect("the test public key is accepted");
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(keys.private_pem.as_bytes()).unwrap();
+    let jwt = app_jwt(APP_ID, &key, chrono::Utc::now().timestamp()).expect("JWT signed");
+    (installation, jwt)
 }
 
 async fn world() -> World {
@@ -125,6 +155,7 @@ async fn world() -> World {
     let pull = sim.create_pull("thirdshift[bot]", "issue-1", "Fix #1", PullState::Open);
     sim.set_labels(pull, &["bug"]);
     let merged = sim.create_pull("octo", "gone", "Old fix", PullState::Merged);
+    let (installation, app_jwt) = install_app(&sim);
     let server = sim
         .serve(([127, 0, 0, 1], 0).into())
         .await
@@ -136,19 +167,21 @@ async fn world() -> World {
         comment,
         pull,
         merged,
+        installation,
+        app_jwt,
     }
 }
 
 /// Requests that must get the expected status, so that each step of the script is meaningful;
 /// every exchange is kept by its recorder. Paths are relative to the seeded repository unless
-/// they start with `/repos/`, `/user` or `/rate_limit`.
+/// they start with `/repos/`, `/user`, `/rate_limit` or `/app`.
 struct Script<'a> {
     rec: &'a mut Recorder,
 }
 
 impl Script<'_> {
     async fn send(&mut self, status: u16, method: &str, rel: &str, body: Option<Value>) -> Value {
-        let absolute = ["/repos/", USER, RATE_LIMIT]
+        let absolute = ["/repos/", USER, RATE_LIMIT, APP]
             .iter()
             .any(|p| rel.starts_with(p));
         let path = if absolute {
@@ -219,6 +252,7 @@ async fn exercise_every_route(
     rec: &mut Recorder,
     reader: &mut Recorder,
     bad: &mut Recorder,
+    app: &mut Recorder,
 ) {
     let mut s = Script { rec };
     let (n, c) = (w.issue, w.comment);
@@ -325,6 +359,19 @@ async fn exercise_every_route(
     rita.post(403, &labels, json!({ "labels": ["bug"] })).await;
     rita.patch(403, &mine, json!({ "body": "mine now" })).await;
 
+    // A GitHub App: its JWT on the App endpoints, and refused elsewhere; a user's token on them
+    let mut app = Script { rec: app };
+    app.get(200, "/app").await;
+    app.get(200, "/installation").await;
+    app.get(404, "/repos/acme/nothing/installation").await;
+    let tokens = format!("/app/installations/{}/access_tokens", w.installation);
+    app.post(201, &tokens, json!({})).await;
+    app.post(404, "/app/installations/1/access_tokens", json!({}))
+        .await;
+    app.get(403, &format!("/issues/{n}")).await;
+    s.get(401, "/app").await;
+    s.post(401, &tokens, json!({})).await;
+
     // Deleting last, so that the routes above saw the comment
     s.delete(204, &mine).await;
     s.get(404, &mine).await;
@@ -430,6 +477,9 @@ fn decode_model(x: &Exchange) -> Result<(), String> {
         ("GET", PULLS) | ("GET", PULL) => decode::<models::pulls::PullRequest>(body),
         ("GET", USER) => decode::<models::Author>(body),
         ("GET", RATE_LIMIT) => decode::<models::RateLimit>(body),
+        ("GET", APP) => decode::<models::App>(body),
+        ("GET", INSTALLATION) => decode::<models::Installation>(body),
+        ("POST", ACCESS_TOKENS) => decode::<models::InstallationToken>(body),
         (method, route) => Err(format!(
             "no octocrab model is mapped for {method} {route}: add one in decode_model"
         )),
@@ -443,14 +493,16 @@ async fn every_served_route_replies_as_the_openapi_description_and_octocrabs_mod
     let mut rec = Recorder::new(bearer_client(&w.server.url, ADMIN_TOKEN));
     let mut reader = Recorder::new(bearer_client(&w.server.url, READER_TOKEN));
     let mut bad = Recorder::new(bearer_client(&w.server.url, "tok-unknown"));
+    let mut app = Recorder::new(bearer_client(&w.server.url, &w.app_jwt));
 
     // When every route is exercised, errors included
-    exercise_every_route(&w, &mut rec, &mut reader, &mut bad).await;
+    exercise_every_route(&w, &mut rec, &mut reader, &mut bad, &mut app).await;
 
     // Then the emulator's log agrees with the routes the test meant to hit
     let mut exchanges = rec.exchanges;
     exchanges.extend(reader.exchanges);
     exchanges.extend(bad.exchanges);
+    exchanges.extend(app.exchanges);
     let log = w.sim.requests();
     assert_eq!(
         log.len(),

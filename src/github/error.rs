@@ -6,8 +6,16 @@ use std::time::Duration;
 /// What went wrong talking to GitHub. Messages name the repository and, where known, what to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum GithubError {
-    #[error("GitHub rejected the token for {repo} (401 {message}): check GITHUB_TOKEN / GH_TOKEN")]
-    Unauthorized { repo: String, message: String },
+    #[error("GitHub rejected the credentials for {repo} (401 {message}): check {credentials}")]
+    Unauthorized {
+        repo: String,
+        message: String,
+        /// Where the credentials came from, e.g. `GITHUB_TOKEN / GH_TOKEN`.
+        credentials: &'static str,
+    },
+    /// A GitHub App could not be used (not installed, a reply without what we need).
+    #[error("GitHub App authentication for {repo}: {detail}")]
+    App { repo: String, detail: String },
     #[error(
         "GitHub refused {method} {path} on {repo} (403 {message}): the token needs {needs} on {repo}"
     )]

@@ -1,7 +1,9 @@
-//! The GitHub client: one type over octocrab with token auth, an explicit base URL, explicit
-//! pagination, our own retry rules and rate-limit accounting. One method per REST call lives in
-//! the files beside this one. It makes no decisions about Claims and never logs a token.
+//! The GitHub client: one type over octocrab with token or GitHub App auth, an explicit base URL,
+//! explicit pagination, our own retry rules and rate-limit accounting. One method per REST call
+//! lives in the files beside this one. It makes no decisions about Claims and never logs a token.
 
+mod app_auth;
+mod auth;
 mod collaborators;
 mod comments;
 mod error;
@@ -16,6 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use app_auth::{app_jwt, AppClaims, JWT_BACKDATE_SECS, JWT_MAX_LIFETIME_SECS};
+pub use auth::{AppCredentials, Credentials};
 pub use error::{GhResult, GithubError};
 pub use models::{Comment, Issue, Label, User};
 pub use repos::PullSummary;
@@ -58,6 +62,8 @@ pub struct Client {
     repo: Repo,
     retry: RetryPolicy,
     rate_remaining: Arc<AtomicU64>,
+    /// The GitHub App whose installation tokens authenticate requests; `None` for a token.
+    app: Option<Arc<app_auth::AppAuth>>,
 }
 
 impl fmt::Debug for Client {
@@ -73,6 +79,33 @@ impl fmt::Debug for Client {
 impl Client {
     /// A client for `repo` at `api_url`, authenticated with `token` when given.
     pub fn new(api_url: &str, token: Option<String>, repo: Repo) -> anyhow::Result<Client> {
+        match token {
+            Some(token) => Client::with_credentials(api_url, Credentials::Token(token), repo),
+            None => Client::build(api_url, None, None, repo),
+        }
+    }
+
+    /// A client for `repo` at `api_url` with a token or a GitHub App.
+    pub fn with_credentials(
+        api_url: &str,
+        credentials: Credentials,
+        repo: Repo,
+    ) -> anyhow::Result<Client> {
+        match credentials {
+            Credentials::Token(token) => Client::build(api_url, Some(token), None, repo),
+            Credentials::App(app) => {
+                let app = Arc::new(app_auth::AppAuth::new(app));
+                Client::build(api_url, None, Some(app), repo)
+            }
+        }
+    }
+
+    fn build(
+        api_url: &str,
+        token: Option<String>,
+        app: Option<Arc<app_auth::AppAuth>>,
+        repo: Repo,
+    ) -> anyhow::Result<Client> {
         let api_url = api_url.trim_end_matches('/').to_string();
         let mut builder = octocrab::Octocrab::builder()
             .base_uri(api_url.as_str())
@@ -91,6 +124,7 @@ impl Client {
             repo,
             retry: RetryPolicy::from_env(),
             rate_remaining: Arc::new(AtomicU64::new(u64::MAX)),
+            app,
         })
     }
 
@@ -132,8 +166,12 @@ impl Client {
         )
     }
 
-    /// The login of the token's own identity (`GET /user`).
+    /// The login our records are written by: the token's own (`GET /user`), or a GitHub
+    /// App's bot, `<slug>[bot]` (`GET /app`).
     pub async fn whoami(&self) -> GhResult<User> {
+        if let Some(bot) = self.app_bot().await? {
+            return Ok(bot);
+        }
         let url = format!("{}/user", self.api_url);
         let resp = self
             .send(http::Method::GET, &url, None, Retry::Safe)

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use http::{HeaderMap, Method, StatusCode};
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::error::{GhResult, GithubError};
@@ -88,7 +88,9 @@ enum Attempt {
 }
 
 impl Client {
-    /// Sends one request, retrying as `retry` allows; maps 4xx answers to typed errors.
+    /// Sends one request, retrying as `retry` allows; maps 4xx answers to typed errors. With a
+    /// GitHub App, an installation token refused early (revoked, clocks apart) is renewed and
+    /// the request sent once more: a 401 was not applied.
     pub(crate) async fn send(
         &self,
         method: Method,
@@ -96,10 +98,31 @@ impl Client {
         body: Option<&serde_json::Value>,
         retry: Retry,
     ) -> GhResult<Response> {
+        let auth = self.auth_header().await?;
+        let renew = auth.is_some();
+        match self.send_with(method.clone(), url, body, retry, auth).await {
+            Err(GithubError::Unauthorized { .. }) if renew => {
+                self.forget_token().await;
+                let auth = self.auth_header().await?;
+                self.send_with(method, url, body, retry, auth).await
+            }
+            other => other,
+        }
+    }
+
+    /// [`Client::send`] with a given `Authorization` header (`None`: octocrab's own, if any).
+    pub(crate) async fn send_with(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        retry: Retry,
+        auth: Option<HeaderValue>,
+    ) -> GhResult<Response> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (detail, after) = match self.attempt(&method, url, body).await {
+            let (detail, after) = match self.attempt(&method, url, body, auth.as_ref()).await {
                 Attempt::Done(resp) => return self.check(&method, url, resp),
                 Attempt::NotApplied(detail, after) => (detail, after),
                 Attempt::Unknown(detail) if retry == Retry::Once => {
@@ -138,12 +161,16 @@ impl Client {
         method: &Method,
         url: &str,
         body: Option<&serde_json::Value>,
+        auth: Option<&HeaderValue>,
     ) -> Attempt {
-        let builder = http::Request::builder()
+        let mut builder = http::Request::builder()
             .method(method.clone())
             .uri(url)
             .header(http::header::ACCEPT, "application/vnd.github+json")
             .header("x-github-api-version", "2022-11-28");
+        if let Some(auth) = auth {
+            builder = builder.header(http::header::AUTHORIZATION, auth.clone());
+        }
         let request = match self.octo.build_request(builder, body) {
             Ok(r) => r,
             Err(e) => return Attempt::Unknown(format!("building the request: {e}")),
@@ -181,7 +208,11 @@ impl Client {
             "Issues: write (a classic token needs the `repo` scope)"
         };
         Err(match status {
-            401 => GithubError::Unauthorized { repo, message },
+            401 => GithubError::Unauthorized {
+                repo,
+                message,
+                credentials: self.credentials_hint(),
+            },
             403 if remaining(&resp.headers) == Some(0) => GithubError::RateLimited {
                 repo,
                 reset_in: reset_in(&resp.headers),
@@ -207,6 +238,15 @@ impl Client {
                 message,
             },
         })
+    }
+
+    /// The variables the client's credentials came from, for messages.
+    fn credentials_hint(&self) -> &'static str {
+        if self.app.is_some() {
+            "THIRDSHIFT_APP_ID and THIRDSHIFT_APP_KEY (the App's id and one of its private keys)"
+        } else {
+            "GITHUB_TOKEN / GH_TOKEN"
+        }
     }
 
     /// Decodes a JSON body into `T`, naming the request on failure.

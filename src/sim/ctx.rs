@@ -22,6 +22,8 @@ pub(crate) struct Caller {
     pub user_id: Option<u64>,
     pub token: Option<String>,
     pub permission: Permission,
+    /// The GitHub App a valid JWT speaks for (then there is no login).
+    pub app: Option<u64>,
 }
 
 impl Caller {
@@ -31,6 +33,7 @@ impl Caller {
             user_id: None,
             token: None,
             permission: Permission::None,
+            app: None,
         }
     }
 

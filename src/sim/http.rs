@@ -1,4 +1,5 @@
-//! The pipeline every request goes through, in GitHub's order: authenticate the token, check
+//! The pipeline every request goes through, in GitHub's order: authenticate the token (or an
+//! App's JWT, which only App endpoints take), check
 //! the caller's hourly budget, maybe inject a fault, run the route, turn a matching
 //! `If-None-Match` into a free 304, charge the budget, stamp the rate-limit and request-id
 //! headers, and append the request to the log.
@@ -17,6 +18,8 @@ use serde_json::json;
 
 use super::ctx::Caller;
 use super::error::ApiError;
+use super::jwt;
+use super::routes::apps::APP_ROUTES;
 use super::state::State as SimState;
 use super::{RequestLogEntry, Sim};
 
@@ -57,6 +60,10 @@ pub(crate) async fn pipeline(State(sim): State<Sim>, mut req: Request, next: Nex
         Ok(c) => c,
         Err(e) => return finish(&sim, &seen, &Caller::anonymous(), e.into_response(), false),
     };
+    if let Some(refusal) = app_gate(&seen.method, &seen.route, &caller) {
+        let charge = refusal.status != StatusCode::UNAUTHORIZED;
+        return finish(&sim, &seen, &caller, refusal.into_response(), charge);
+    }
     let exempt = seen.route == RATE_LIMIT_ROUTE;
     if !exempt {
         if let Some(refusal) = over_budget(&sim, &caller) {
@@ -100,7 +107,9 @@ fn is_write(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
-/// `token X` or `Bearer X`; no header is anonymous; an unknown token is 401.
+/// `token X` or `Bearer X`; no header is anonymous; an unknown or expired token is 401. A
+/// JWT (see `jwt.rs`) makes the caller its App, without a login; an installation token makes
+/// the caller the App's bot user.
 fn authenticate(sim: &Sim, headers: &HeaderMap) -> Result<Caller, ApiError> {
     let Some(value) = header_str(headers, header::AUTHORIZATION) else {
         return Ok(Caller::anonymous());
@@ -114,22 +123,52 @@ fn authenticate(sim: &Sim, headers: &HeaderMap) -> Result<Caller, ApiError> {
         .map(|(_, t)| t.trim())
         .ok_or_else(ApiError::bad_credentials)?;
     let st = sim.lock();
-    let user = st
-        .user_by_token(token)
-        .ok_or_else(ApiError::bad_credentials)?;
+    if jwt::looks_like_jwt(token) {
+        let app = jwt::verify(&st, token, chrono::Utc::now().timestamp())?;
+        return Ok(Caller {
+            token: Some(token.to_string()),
+            app: Some(app),
+            ..Caller::anonymous()
+        });
+    }
+    let user = match st.installation_login(token) {
+        Some(Ok(bot)) => st.user(&bot),
+        Some(Err(())) => None,
+        None => st.user_by_token(token),
+    }
+    .ok_or_else(ApiError::bad_credentials)?;
     Ok(Caller {
         login: Some(user.login.clone()),
         user_id: Some(user.id),
         token: Some(token.to_string()),
         permission: user.permission,
+        app: None,
     })
+}
+
+/// App endpoints take only a JWT (anything else is 401, as GitHub answers a token it cannot
+/// read as a JWT); a JWT is good for nothing else but `/rate_limit` (403). An unserved method
+/// on an App path is left to fall through to 404.
+fn app_gate(method: &Method, route: &str, caller: &Caller) -> Option<ApiError> {
+    let app_path = APP_ROUTES.iter().any(|(_, r)| *r == route);
+    let app_operation = APP_ROUTES.contains(&(method.as_str(), route));
+    if app_operation && caller.app.is_none() {
+        return Some(match caller.token {
+            None => ApiError::requires_auth(),
+            Some(_) => ApiError::new(StatusCode::UNAUTHORIZED, jwt::UNDECODABLE),
+        });
+    }
+    let other = !app_path && !route.is_empty() && route != RATE_LIMIT_ROUTE;
+    (other && caller.app.is_some())
+        .then(|| ApiError::forbidden("Resource not accessible by integration"))
 }
 
 /// The budget key and limit of a caller.
 fn budget_key(st: &SimState, caller: &Caller) -> (String, u32) {
-    match &caller.token {
-        Some(t) => (t.clone(), st.config.rate_limit),
-        None => (String::new(), ANONYMOUS_LIMIT),
+    match (&caller.app, &caller.token) {
+        (Some(app), _) => (format!("app:{app}"), st.config.rate_limit),
+        (None, Some(t)) => (t.clone(), st.config.rate_limit),
+        (None, None) => (String::new(), ANONYMOUS_LIMIT),
     }
 }
 
@@ -141,9 +180,10 @@ fn over_budget(sim: &Sim, caller: &Caller) -> Option<Response> {
     if st.budget(&key, now).used < limit {
         return None;
     }
-    let who = match caller.user_id {
-        Some(id) => format!("user ID {id}"),
-        None => "127.0.0.1".to_string(),
+    let who = match (caller.user_id, caller.app) {
+        (Some(id), _) => format!("user ID {id}"),
+        (None, Some(app)) => format!("app ID {app}"),
+        (None, None) => "127.0.0.1".to_string(),
     };
     let mut e = ApiError::forbidden(format!("API rate limit exceeded for {who}."));
     e.documentation_url =

@@ -20,6 +20,7 @@ mod error;
 mod http;
 mod json;
 mod json_refs;
+mod jwt;
 mod origin;
 mod page;
 mod rng;
@@ -34,6 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use seed::run_cli;
 pub use server::SimServer;
+pub use state::SimApp;
 
 use state::State;
 
@@ -225,6 +227,27 @@ impl Sim {
     /// Adds (or updates) a user of type `Bot`, e.g. `thirdshift[bot]`; returns its id.
     pub fn add_bot(&self, login: &str, token: &str, permission: Permission) -> u64 {
         self.lock().add_user(login, Some(token), permission, true)
+    }
+
+    /// Installs a GitHub App on the repository (replacing one with the same id) and adds its
+    /// bot user; returns the installation id. JWTs signed with the App's private key then
+    /// reach the App endpoints, and the installation tokens they get act as `<slug>[bot]`.
+    ///
+    /// # Errors
+    /// When the public key is not an RSA public key in PEM form.
+    pub fn add_app(&self, app: SimApp) -> anyhow::Result<u64> {
+        let key = jsonwebtoken::DecodingKey::from_rsa_pem(app.public_key_pem.as_bytes()).map_err(
+            |e| anyhow::anyhow!("App {}: not an RSA public key in PEM form: {e}", app.id),
+        )?;
+        let mut st = self.lock();
+        Ok(st.add_app(app.id, &app.slug, &app.name, key, app.permission))
+    }
+
+    /// How long installation tokens made from now on live (default one hour, as on GitHub);
+    /// a request with an expired one is 401 `Bad credentials`.
+    pub fn set_installation_token_lifetime(&self, lifetime: std::time::Duration) {
+        let lifetime = chrono::Duration::from_std(lifetime).unwrap_or(chrono::Duration::MAX);
+        self.lock().installation_token_lifetime = lifetime;
     }
 
     /// Opens an issue by `author` (created as a user without a token if unknown); labels are

@@ -14,6 +14,13 @@
 //!     token: sim-app-token
 //!     permission: write
 //!     bot: true               # type "Bot" instead of "User" (default false)
+//! apps:                       # GitHub Apps installed on the repository
+//!   - id: 12345
+//!     slug: thirdshift          # its bot user is thirdshift[bot]
+//!     name: Thirdshift          # default: the slug
+//!     public_key: app.pub.pem   # the App's RSA public key (PEM), relative to this file
+//!     permission: write         # the installation's role (default write)
+//! installation_token_lifetime_secs: 3600   # default one hour, as on GitHub
 //! issues:                     # opened in order: numbers 1, 2, 3...
 //!   - title: Add a widget
 //!     body: Please.           # default empty
@@ -32,7 +39,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::Deserialize;
 
-use super::{Permission, Sim, SimConfig};
+use super::{Permission, Sim, SimApp, SimConfig};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,7 +49,20 @@ struct SeedFile {
     #[serde(default)]
     users: Vec<SeedUser>,
     #[serde(default)]
+    apps: Vec<SeedApp>,
+    installation_token_lifetime_secs: Option<u64>,
+    #[serde(default)]
     issues: Vec<SeedIssue>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeedApp {
+    id: u64,
+    slug: String,
+    name: Option<String>,
+    public_key: PathBuf,
+    permission: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -67,8 +87,8 @@ struct SeedIssue {
     state: Option<String>,
 }
 
-/// Builds an emulator from seed-file text.
-pub(crate) fn from_yaml(text: &str) -> anyhow::Result<Sim> {
+/// Builds an emulator from seed-file text; App key paths are relative to `dir`.
+pub(crate) fn from_yaml(text: &str, dir: &Path) -> anyhow::Result<Sim> {
     let seed: SeedFile = serde_yaml::from_str(text)?;
     let mut config = SimConfig::default();
     if let Some(repo) = &seed.repo {
@@ -86,18 +106,18 @@ pub(crate) fn from_yaml(text: &str) -> anyhow::Result<Sim> {
     }
     let sim = Sim::new(config);
     for u in &seed.users {
-        let Some(p) = Permission::parse(&u.permission) else {
-            bail!(
-                "users: {}: permission {:?} is not one of admin, maintain, write, triage, read, none",
-                u.login,
-                u.permission
-            );
-        };
+        let p = permission(&format!("users: {}", u.login), &u.permission)?;
         if u.bot {
             sim.add_bot(&u.login, &u.token, p);
         } else {
             sim.add_user(&u.login, &u.token, p);
         }
+    }
+    for app in &seed.apps {
+        add_app(&sim, app, dir)?;
+    }
+    if let Some(secs) = seed.installation_token_lifetime_secs {
+        sim.set_installation_token_lifetime(std::time::Duration::from_secs(secs));
     }
     for i in &seed.issues {
         let labels: Vec<&str> = i.labels.iter().map(String::as_str).collect();
@@ -112,6 +132,32 @@ pub(crate) fn from_yaml(text: &str) -> anyhow::Result<Sim> {
         }
     }
     Ok(sim)
+}
+
+fn permission(what: &str, word: &str) -> anyhow::Result<Permission> {
+    Permission::parse(word).with_context(|| {
+        format!(
+            "{what}: permission {word:?} is not one of admin, maintain, write, triage, read, none"
+        )
+    })
+}
+
+/// Installs a seeded App, reading its public key relative to the seed file.
+fn add_app(sim: &Sim, app: &SeedApp, dir: &Path) -> anyhow::Result<()> {
+    let what = format!("apps: {}", app.slug);
+    let role = permission(&what, app.permission.as_deref().unwrap_or("write"))?;
+    let path = dir.join(&app.public_key);
+    let public_key_pem = std::fs::read_to_string(&path)
+        .with_context(|| format!("{what}: reading public key {}", path.display()))?;
+    sim.add_app(SimApp {
+        id: app.id,
+        slug: app.slug.clone(),
+        name: app.name.clone().unwrap_or_else(|| app.slug.clone()),
+        public_key_pem,
+        permission: role,
+    })
+    .with_context(|| format!("{what}: {}", path.display()))?;
+    Ok(())
 }
 
 /// The emulator `sim` starts without a seed file.
@@ -133,7 +179,8 @@ pub(crate) fn default_sim() -> Sim {
 fn load(path: &Path) -> anyhow::Result<Sim> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading seed file {}", path.display()))?;
-    from_yaml(&text).with_context(|| format!("seed file {}", path.display()))
+    let dir = path.parent().unwrap_or(Path::new("."));
+    from_yaml(&text, dir).with_context(|| format!("seed file {}", path.display()))
 }
 
 /// Serves an emulator on 127.0.0.1:`port` (0 picks one) until Ctrl-C, printing its URL,
@@ -152,6 +199,9 @@ pub async fn run_cli(port: u16, seed: Option<PathBuf>) -> anyhow::Result<()> {
     for (login, token, permission, bot) in sim.lock().user_lines() {
         let kind = if bot { " (bot)" } else { "" };
         println!("  user {login}{kind}: token {token}, {permission}");
+    }
+    for (id, slug, installation) in sim.lock().app_lines() {
+        println!("  app {slug} (id {id}): installation {installation}, writes as {slug}[bot]");
     }
     println!(
         "try: GITHUB_API_URL={} GITHUB_TOKEN=<token>; Ctrl-C stops",
@@ -172,6 +222,7 @@ mod tests {
     fn seed_file_builds_users_and_issues() {
         let sim = from_yaml(
             "repo: o/r\nrate_limit: 10\nusers:\n  - {login: \"b[bot]\", token: t, permission: write, bot: true}\nissues:\n  - {title: T, labels: [x], author: z, state: closed}\n",
+            Path::new("."),
         )
         .unwrap();
         assert_eq!(sim.repo_full_name(), "o/r");
@@ -182,13 +233,31 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_bad_values_are_errors() {
-        let err = from_yaml("repo: o/r\ncolour: red\n")
+        let err = from_yaml("repo: o/r\ncolour: red\n", Path::new("."))
             .unwrap_err()
             .to_string();
         assert!(err.contains("colour"), "{err}");
         assert!(err.contains("line 2"), "{err}");
-        assert!(from_yaml("users: [{login: a, token: t, permission: boss}]").is_err());
-        assert!(from_yaml("repo: nope").is_err());
+        assert!(from_yaml(
+            "users: [{login: a, token: t, permission: boss}]",
+            Path::new(".")
+        )
+        .is_err());
+        assert!(from_yaml("repo: nope", Path::new(".")).is_err());
+    }
+
+    #[test]
+    fn a_seeded_apps_missing_or_bad_public_key_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = "apps:\n  - {id: 7, slug: bot, public_key: app.pub.pem}\n";
+        let err = format!("{:#}", from_yaml(yaml, dir.path()).unwrap_err());
+        assert!(
+            err.contains("apps: bot") && err.contains("app.pub.pem"),
+            "{err}"
+        );
+        std::fs::write(dir.path().join("app.pub.pem"), "not a key").unwrap();
+        let err = format!("{:#}", from_yaml(yaml, dir.path()).unwrap_err());
+        assert!(err.contains("not an RSA public key"), "{err}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! Each resource has its own file; none of them touch tokens, budgets, ETags or faults, which
 //! the `http` pipeline wrapped around this router handles.
 
+pub(crate) mod apps;
 mod branches;
 mod comments;
 mod issues;
@@ -15,7 +16,7 @@ mod repo;
 use axum::http::{header, StatusCode};
 use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get};
+use axum::routing::{delete, get, post};
 use axum::Router;
 use serde_json::Value;
 
@@ -86,6 +87,7 @@ pub(crate) fn router(sim: Sim) -> Router {
             get(reactions::list_for_comment).post(reactions::create_for_comment),
         )
         .merge(ref_routes())
+        .merge(app_routes())
         .fallback(http::not_found)
         .layer(from_fn_with_state(sim.clone(), http::pipeline))
         .with_state(sim)
@@ -99,6 +101,14 @@ fn ref_routes() -> Router<Sim> {
         .route(&format!("{R}/branches/{{branch}}"), get(branches::get))
         .route(&format!("{R}/pulls"), get(pulls::list))
         .route(&format!("{R}/pulls/{{pull_number}}"), get(pulls::get))
+}
+
+/// The GitHub App endpoints (JWT only).
+fn app_routes() -> Router<Sim> {
+    Router::new()
+        .route(apps::APP, get(apps::get_app))
+        .route(apps::INSTALLATION, get(apps::get_installation))
+        .route(apps::ACCESS_TOKENS, post(apps::create_token))
 }
 
 /// A JSON response with GitHub's content type.

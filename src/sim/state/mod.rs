@@ -3,7 +3,7 @@
 //! origin, rate budgets, the request log and the fault PRNG, with the mutations GitHub performs
 //! on them (ids, timestamps, comment counts, `updated_at` bumps, labels created on first use).
 //! This file holds the types, users, id counters and rate budgets; `issues.rs`, `labels.rs`
-//! and `pulls.rs` hold the mutations.
+//! and `pulls.rs` hold the mutations, `apps.rs` the GitHub Apps and their installation tokens.
 //!
 //! It knows nothing of HTTP, JSON or permissions: routes decide who may do what and `json`
 //! decides how things look on the wire.
@@ -14,9 +14,13 @@ use std::time::Instant;
 
 use chrono::{DateTime, SubsecRound, Utc};
 
+mod apps;
 mod issues;
 mod labels;
 mod pulls;
+
+pub(crate) use apps::App;
+pub use apps::SimApp;
 
 pub(crate) use pulls::{fake_sha, Pull};
 
@@ -164,6 +168,10 @@ pub(crate) struct State {
     pub request_seq: u64,
     /// The latest instant a stale comment becomes listed: no later comment is listed earlier.
     pub list_horizon: Option<Instant>,
+    /// GitHub Apps installed on the repository (`apps.rs`).
+    pub apps: Vec<App>,
+    pub installation_tokens: HashMap<String, apps::InstallationToken>,
+    pub installation_token_lifetime: chrono::Duration,
 }
 
 impl State {
@@ -191,6 +199,9 @@ impl State {
             rng,
             request_seq: 0,
             list_horizon: None,
+            apps: Vec::new(),
+            installation_tokens: HashMap::new(),
+            installation_token_lifetime: apps::default_token_lifetime(),
         }
     }
 
