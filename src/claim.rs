@@ -313,6 +313,11 @@ pub fn end_record(record: &ClaimRecord, outcome: Outcome, actor: &str, reason: &
 /// of a host report, the request id of a cancel record, the command comment id of a reply)
 /// before posting again; that list may be stale, so a copy posted again is settled by
 /// `fresh::keep_first` (the first copy stays).
+///
+/// The look-up is trusted only after the first unknown outcome: then at most one copy can exist,
+/// so a list showing it shows the record. After two unknown outcomes a list can show the first
+/// copy and not yet the second (GitHub lists lag behind writes), so the record is posted until a
+/// post's comment id is known and read through that comment, which shows every earlier copy.
 pub async fn post_record(
     ctx: &Ctx,
     n: u64,
@@ -320,18 +325,21 @@ pub async fn post_record(
     kind: Kind,
     body: &str,
 ) -> anyhow::Result<Comment> {
-    let mut uncertain = false;
+    let mut unknown = 0;
     for _ in 0..POST_ATTEMPTS {
         match ctx.client.create_comment(n, body).await {
-            Ok(c) if uncertain => return Ok(fresh::keep_first(ctx, n, c, key, kind).await),
+            Ok(c) if unknown > 0 => return Ok(fresh::keep_first(ctx, n, c, key, kind).await),
             Ok(c) => return Ok(c),
             Err(e) if e.is_uncertain() => {
-                uncertain = true;
+                unknown += 1;
                 tracing::warn!(
                     issue = n,
                     record = key,
                     "post outcome unknown ({e}); checking"
                 );
+                if unknown > 1 {
+                    continue;
+                }
                 let comments = ctx.client.list_issue_comments(n).await?;
                 if let Some(found) = find_record(ctx, &comments, key, kind) {
                     return Ok(found.clone());

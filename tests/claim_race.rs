@@ -147,6 +147,30 @@ async fn record_posted_again_after_a_lost_reply_leaves_one_copy_even_when_lists_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claim_posted_after_two_lost_replies_leaves_one_copy_when_the_list_shows_only_the_first() {
+    let world = World::new().await;
+    // Given a Ready issue; GitHub applies the next two comment posts but answers them 502, and
+    // its lists lag: the first copy is left out of one list read, the second out of three (so
+    // the list read after the second post shows the first copy and not the second)
+    let issue = world.ready_issue("two lost replies");
+    world.sim.fail_next(
+        "POST",
+        "/repos/{owner}/{repo}/issues/{issue_number}/comments",
+        2,
+        true,
+    );
+    world.sim.lag_next_comments(&[1, 3]);
+    // When one host claims it
+    let out = world
+        .exec("h", &["claim", "--issue", &issue.to_string()])
+        .await;
+    // Then it owns the issue, and GitHub holds one copy of its claim record
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(world.ownership(issue).owner.unwrap().record.host, "h");
+    assert_no_duplicates(&world, issue);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claim_record_by_a_stranger_is_ignored_and_reported() {
     let world = World::new().await;
     // Given a Ready issue on which a stranger posted a forged claim record

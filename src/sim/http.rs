@@ -73,7 +73,7 @@ pub(crate) async fn pipeline(State(sim): State<Sim>, mut req: Request, next: Nex
     let fault = if exempt {
         None
     } else {
-        draw_fault(&sim, is_write(&seen.method))
+        draw_fault(&sim, &seen)
     };
     req.extensions_mut().insert(caller.clone());
     sim.stalls.wait(seen.method.as_str(), &seen.route).await;
@@ -191,9 +191,16 @@ fn over_budget(sim: &Sim, caller: &Caller) -> Option<Response> {
     Some(e.into_response())
 }
 
-/// Draws from the seeded PRNG whether this request is faulted.
-fn draw_fault(sim: &Sim, write: bool) -> Option<Fault> {
+/// Whether this request is faulted: a scripted failure first (`script.rs`), else a draw from
+/// the seeded PRNG.
+fn draw_fault(sim: &Sim, seen: &Seen) -> Option<Fault> {
+    let write = is_write(&seen.method);
     let mut st = sim.lock();
+    if let Some(applied) = st.script.take_failure(seen.method.as_str(), &seen.route) {
+        return Some(Fault::ServerError {
+            apply: write && applied,
+        });
+    }
     let f = st.faults.clone();
     if f.server_error_rate <= 0.0 && f.rate_limited_rate <= 0.0 {
         return None;

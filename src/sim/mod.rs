@@ -25,6 +25,7 @@ mod origin;
 mod page;
 mod rng;
 mod routes;
+mod script;
 mod seed;
 mod server;
 mod stall;

@@ -3,7 +3,7 @@
 //! delete.
 //!
 //! Lists leave out comments that stale list reads still hide (`Faults::stale_list_reads`); a
-//! single comment is always read fresh. Anyone logged in may comment; editing or deleting needs the comment's author or write.
+//! single comment is always read fresh. Scripted list lags (`script.rs`) count down per list read. Anyone logged in may comment; editing or deleting needs the comment's author or write.
 //! Reactions on comments live in `reactions.rs`.
 
 use axum::body::Bytes;
@@ -20,7 +20,7 @@ use crate::sim::{json, Permission, Sim};
 
 /// `GET /repos/{owner}/{repo}/issues/{issue_number}/comments`.
 pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
-    let st = sim.lock();
+    let mut st = sim.lock();
     ctx.check_repo(&st)?;
     let number = ctx.number("issue_number")?;
     if !st.issues.contains_key(&number) {
@@ -33,15 +33,15 @@ pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<R
         .filter(|c| c.issue == number && c.listed())
         .filter(|c| since.is_none_or(|s| c.updated_at >= s))
         .collect();
-    Ok(page_response(items, &ctx, |c| {
-        json::comment(&ctx.base, &st, c)
-    }))
+    let resp = page_response(items, &ctx, |c| json::comment(&ctx.base, &st, c));
+    st.list_read();
+    Ok(resp)
 }
 
 /// `GET /repos/{owner}/{repo}/issues/comments`: ascending id unless `sort` is given, then
 /// by that field (`direction` defaults to desc), ties by id.
 pub(crate) async fn list_for_repo(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
-    let st = sim.lock();
+    let mut st = sim.lock();
     ctx.check_repo(&st)?;
     let since = since(&ctx, "IssueComment")?;
     let mut found: Vec<&Comment> = st
@@ -59,9 +59,9 @@ pub(crate) async fn list_for_repo(State(sim): State<Sim>, ctx: Ctx) -> Result<Re
             found.reverse();
         }
     }
-    Ok(page_response(found, &ctx, |c| {
-        json::comment(&ctx.base, &st, c)
-    }))
+    let resp = page_response(found, &ctx, |c| json::comment(&ctx.base, &st, c));
+    st.list_read();
+    Ok(resp)
 }
 
 /// The `body` of a comment write: required, non-blank, not too long.

@@ -56,6 +56,7 @@ impl State {
         let author = self.ensure_user(author);
         let (id, at) = (self.next_object_id(), now());
         let listed_from = self.draw_listed_from();
+        let hidden_reads = self.script.hide_new_comment();
         self.comments.insert(
             id,
             Comment {
@@ -66,6 +67,7 @@ impl State {
                 created_at: at,
                 updated_at: at,
                 listed_from,
+                hidden_reads,
             },
         );
         let i = self.issues.get_mut(&issue)?;
@@ -84,6 +86,17 @@ impl State {
         let at = self.list_horizon.map_or(own, |h| h.max(own));
         self.list_horizon = Some(at);
         Some(at)
+    }
+
+    /// Counts one comment list read against the comments the script hides from lists.
+    pub(crate) fn list_read(&mut self) {
+        if !self.script.hiding() {
+            return;
+        }
+        self.script.list_read();
+        for c in self.comments.values_mut() {
+            c.hidden_reads = c.hidden_reads.saturating_sub(1);
+        }
     }
 
     /// Edits a comment's body (the issue's `updated_at` does not move, as on GitHub).

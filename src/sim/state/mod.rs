@@ -91,12 +91,14 @@ pub(crate) struct Comment {
     pub updated_at: DateTime<Utc>,
     /// Left out of list responses until this instant (`Faults::stale_list_reads`).
     pub listed_from: Option<Instant>,
+    /// Left out of this many more list reads (`Sim::lag_next_comments`).
+    pub hidden_reads: u32,
 }
 
 impl Comment {
     /// Whether list responses show this comment yet.
     pub(crate) fn listed(&self) -> bool {
-        self.listed_from.is_none_or(|t| Instant::now() >= t)
+        self.hidden_reads == 0 && self.listed_from.is_none_or(|t| Instant::now() >= t)
     }
 
     pub(crate) fn snapshot(&self) -> SimComment {
@@ -168,6 +170,8 @@ pub(crate) struct State {
     pub request_seq: u64,
     /// The latest instant a stale comment becomes listed: no later comment is listed earlier.
     pub list_horizon: Option<Instant>,
+    /// Scripted faults and list lags (`script.rs`).
+    pub script: crate::sim::script::Script,
     /// GitHub Apps installed on the repository (`apps.rs`).
     pub apps: Vec<App>,
     pub installation_tokens: HashMap<String, apps::InstallationToken>,
@@ -199,6 +203,7 @@ impl State {
             rng,
             request_seq: 0,
             list_horizon: None,
+            script: Default::default(),
             apps: Vec::new(),
             installation_tokens: HashMap::new(),
             installation_token_lifetime: apps::default_token_lifetime(),
