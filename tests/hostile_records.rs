@@ -11,7 +11,7 @@ use harness::*;
 use thirdshift_reconciler::host::{HostIdentity, ProcessIdentity};
 use thirdshift_reconciler::record::{
     CancelRecord, ClaimRecord, ClaimVerdict, DeathReason, EndRecord, HostReport, Outcome, Record,
-    RunKind, Verdict,
+    Verdict,
 };
 
 /// The registry issue, as the bot's first `observe` made it.
@@ -63,28 +63,12 @@ fn dead_report(host: &str, issue: u64, claim_id: &str) -> String {
 
 /// A claim record of `host` on `machine_id` for `issue`, owned by `pid`, as our Runs write one.
 fn claim_of(issue: u64, host: &str, machine_id: &str, pid: u32, claim_id: &str) -> ClaimRecord {
-    let now = chrono::Utc::now();
-    ClaimRecord {
-        claim_id: claim_id.into(),
-        issue,
-        host: host.into(),
-        machine_id: machine_id.into(),
-        boot_id: HostIdentity::detect(None).boot_id,
+    let owner = ProcessIdentity {
         pid,
         start_ticks: 1,
-        session_id: None,
-        kind: RunKind::Ticket,
-        harness: None,
-        model: None,
-        agent_session: None,
-        branch: None,
-        worktree: None,
-        logs: vec![],
-        stage: "claimed".into(),
-        stage_since: now,
-        claimed_at: now,
-        removed_ready: true,
-    }
+    };
+    let boot = HostIdentity::detect(None).boot_id;
+    claim_record(issue, host, machine_id, owner, &boot, claim_id)
 }
 
 /// A PID no process has (above the kernel's pid_max).
