@@ -136,3 +136,39 @@ async fn claim_with_a_read_only_token_fails_naming_the_missing_permission() {
         "the token never appears in output"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_connections_are_retried_for_reads_and_uncertain_for_a_comment_post() {
+    let world = World::new().await;
+    let issue = world.ready_issue("dropped");
+    // Given GitHub dropping the connection on a third of the requests (after applying writes)
+    world.sim.set_faults(Faults {
+        dropped_rate: 0.3,
+        applied_before_error: 1.0,
+        ..Faults::default()
+    });
+    // When the client reads the issue twenty times
+    let client = client(&world, BOT_TOKEN);
+    for _ in 0..20 {
+        assert_eq!(client.get_issue(issue).await.unwrap().number, issue);
+    }
+    // And posts a comment while every connection drops
+    world.sim.set_faults(Faults {
+        dropped_rate: 1.0,
+        applied_before_error: 1.0,
+        ..Faults::default()
+    });
+    let err = client.create_comment(issue, "hello").await.unwrap_err();
+    // Then the reads all succeeded through the drops, and the post is reported uncertain, sent
+    // once, and applied
+    assert!(err.is_uncertain(), "{err}");
+    assert_eq!(world.sim.count("POST", COMMENTS_ROUTE), 1);
+    assert_eq!(world.sim.comments(issue).len(), 1);
+    let dropped = world
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.status == 0)
+        .count();
+    assert!(dropped >= 5, "dropped connections: {dropped}");
+}

@@ -155,3 +155,46 @@ async fn reconcile_killed_between_end_record_and_labels_is_finished_by_the_next_
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(writes(&world), Vec::<String>::new());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_passes_racing_under_stale_lists_leave_one_end_record() {
+    let world = World::new().await;
+    // Given a dead Run's Claim its host has reported dead
+    let issue = world.ready_issue("raced under stale lists");
+    let run = start_run(&world, "h1", issue, "sleep 600").await;
+    let claim_id = run.claim_id.clone();
+    run.kill_all().await;
+    let observed = world.exec("h1", &["observe"]).await;
+    assert_eq!(observed.status.code(), Some(0), "{}", stderr(&observed));
+    // And comment lists that stay stale for up to 1.5 s, and GitHub holding comment posts
+    world.sim.set_faults(thirdshift_reconciler::sim::Faults {
+        stale_list_reads: Some(Duration::from_millis(1500)),
+        ..Default::default()
+    });
+    let posts = "/repos/{owner}/{repo}/issues/{issue_number}/comments";
+    world.sim.stall("POST", posts);
+    // When two reconcile passes both post its end record at the same moment
+    let first = world.cli("r1").arg("reconcile").output();
+    let second = world.cli("r2").arg("reconcile").output();
+    let (first, second) = (tokio::spawn(first), tokio::spawn(second));
+    for _ in 0..500 {
+        if world.sim.stalled() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(world.sim.stalled(), 2, "both end records are held");
+    world.sim.release_stalls();
+    for pass in [first, second] {
+        let out = pass.await.unwrap().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    // Then exactly one end record remains, although both passes finished the labels and no
+    // later pass reads the issue again
+    let ends: Vec<_> = ends(&world, issue)
+        .into_iter()
+        .filter(|e| e.claim_id == claim_id)
+        .collect();
+    assert_eq!(ends.len(), 1, "{ends:#?}");
+    assert!(!world.labels(issue).contains(&IN_PROGRESS.to_string()));
+}

@@ -8,6 +8,7 @@
 
 use crate::claim::{find_end, find_record, post_record};
 use crate::context::Ctx;
+use crate::fresh::Listing;
 use crate::github::Comment;
 use crate::record::{decode, Decoded, Kind, Record};
 
@@ -137,9 +138,20 @@ fn first_reply(ctx: &Ctx, comments: &[Comment], n: u64, command: u64) -> Option<
 }
 
 /// After posting an end record: if another pass posted one for the same claim first, delete ours
-/// so exactly one remains. Returns the id of the one that remains.
+/// so exactly one remains. Returns the id of the one that remains. The list is read through our
+/// own copy (`fresh.rs`): a stale list could hide the other pass's earlier copy, and both passes
+/// would then keep theirs and go on to the labels, after which no pass reads the issue again.
+/// When the list never shows ours, ours is kept and the action fails, so the labels wait and the
+/// next pass (which still sees `in-progress`) removes the later copy.
 async fn drop_if_second(ctx: &Ctx, issue: u64, claim_id: &str, ours: u64) -> anyhow::Result<u64> {
-    let comments = ctx.client.list_issue_comments(issue).await?;
+    let comments = match crate::fresh::read_through(ctx, issue, ours).await? {
+        Listing::Fresh(comments) => comments,
+        Listing::Gone(_) => anyhow::bail!("our end record {ours} for claim {claim_id} is gone"),
+        Listing::Stale => anyhow::bail!(
+            "cannot tell whether another pass ended claim {claim_id} first: the comment list \
+             never showed our end record {ours}; the next pass settles it"
+        ),
+    };
     if let Some(first) = find_end(ctx, &comments, claim_id) {
         if first.id < ours {
             tracing::info!(

@@ -30,8 +30,14 @@ const RATE_LIMIT_ROUTE: &str = "/rate_limit";
 
 /// What the pipeline decided to do instead of (or around) the route.
 enum Fault {
-    ServerError { apply: bool },
+    ServerError {
+        apply: bool,
+    },
     SecondaryLimit,
+    /// The connection breaks after the status line: the client never reads a body.
+    Dropped {
+        apply: bool,
+    },
 }
 
 /// The request facts the pipeline needs after the request itself is handed on.
@@ -79,6 +85,12 @@ pub(crate) async fn pipeline(State(sim): State<Sim>, mut req: Request, next: Nex
     sim.stalls.wait(seen.method.as_str(), &seen.route).await;
     let resp = match fault {
         Some(Fault::SecondaryLimit) => secondary_limit(),
+        Some(Fault::Dropped { apply }) => {
+            if apply {
+                let _ = next.run(req).await;
+            }
+            return finish(&sim, &seen, &caller, dropped(), true);
+        }
         Some(Fault::ServerError { apply }) => {
             if apply {
                 let _ = next.run(req).await;
@@ -202,19 +214,40 @@ fn draw_fault(sim: &Sim, seen: &Seen) -> Option<Fault> {
         });
     }
     let f = st.faults.clone();
-    if f.server_error_rate <= 0.0 && f.rate_limited_rate <= 0.0 {
+    if f.server_error_rate <= 0.0 && f.rate_limited_rate <= 0.0 && f.dropped_rate <= 0.0 {
         return None;
     }
     let x = st.rng.next_f64();
+    let limited = f.server_error_rate + f.rate_limited_rate;
     if x < f.server_error_rate {
         let apply = write && st.rng.next_f64() < f.applied_before_error;
         Some(Fault::ServerError { apply })
-    } else if x < f.server_error_rate + f.rate_limited_rate {
+    } else if x < limited {
         Some(Fault::SecondaryLimit)
+    } else if x < limited + f.dropped_rate {
+        let apply = write && st.rng.next_f64() < f.applied_before_error;
+        Some(Fault::Dropped { apply })
     } else {
         None
     }
 }
+
+/// A 200 whose body fails at once: hyper aborts the connection, so the client sees it broken
+/// mid-reply and cannot tell whether a write was applied.
+fn dropped() -> Response {
+    let broken = futures_util::stream::once(async {
+        Err::<axum::body::Bytes, _>(std::io::Error::other(
+            "connection dropped by fault injection",
+        ))
+    });
+    let mut resp = Response::new(axum::body::Body::from_stream(broken));
+    resp.extensions_mut().insert(DroppedMark);
+    resp
+}
+
+/// Marks a dropped reply, so the request log records status 0 for it.
+#[derive(Clone, Copy)]
+struct DroppedMark;
 
 fn bad_gateway() -> Response {
     ApiError::new(StatusCode::BAD_GATEWAY, "Server Error").into_response()
@@ -305,7 +338,11 @@ fn finish(sim: &Sim, seen: &Seen, caller: &Caller, mut resp: Response, charge: b
         route: seen.route.clone(),
         path: seen.path.clone(),
         query: seen.query.clone(),
-        status: resp.status().as_u16(),
+        status: if resp.extensions().get::<DroppedMark>().is_some() {
+            0
+        } else {
+            resp.status().as_u16()
+        },
         login: caller.login.clone(),
     });
     drop(st);

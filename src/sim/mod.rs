@@ -151,6 +151,9 @@ pub struct Faults {
     pub applied_before_error: f64,
     /// Fraction answered 429 with `retry-after: 1` (a secondary rate limit).
     pub rate_limited_rate: f64,
+    /// Fraction whose connection breaks after the status line, before the body (of the faulted
+    /// writes, `applied_before_error` are applied first), as a dropped connection does.
+    pub dropped_rate: f64,
     /// Stale list reads: a comment created while this is set is left out of comment lists (per
     /// issue and repo-wide) for a random part of this window, drawn per comment from the seeded
     /// PRNG, and never listed before an earlier comment (replicas apply writes in order).
@@ -201,6 +204,7 @@ pub struct RequestLogEntry {
     pub route: String,
     pub path: String,
     pub query: String,
+    /// The status sent; 0 when the connection was dropped (`Faults::dropped_rate`).
     pub status: u16,
     /// The caller's login; `None` for anonymous or unknown-token requests.
     pub login: Option<String>,

@@ -4,10 +4,13 @@
 #![allow(dead_code)]
 
 mod action;
+mod chaos;
 mod pickup;
 mod runs;
 #[allow(unused_imports)]
 pub use action::*;
+#[allow(unused_imports)]
+pub use chaos::*;
 #[allow(unused_imports)]
 pub use pickup::*;
 #[allow(unused_imports)]
@@ -36,7 +39,12 @@ pub struct World {
 
 impl World {
     pub async fn new() -> World {
-        let sim = Sim::new(SimConfig::default());
+        World::with_config(SimConfig::default()).await
+    }
+
+    /// A World on an emulator configured as `config` (rate budget, fault seed).
+    pub async fn with_config(config: SimConfig) -> World {
+        let sim = Sim::new(config);
         sim.add_user(BOT, BOT_TOKEN, Permission::Admin);
         sim.add_user(STRANGER, STRANGER_TOKEN, Permission::Read);
         let server = sim

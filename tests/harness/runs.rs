@@ -107,21 +107,22 @@ pub async fn observe_reconcile(world: &World, host: &str) -> std::process::Outpu
     out
 }
 
-/// A claim record as a Run of `host` on this machine would have written it, posted by the bot.
-pub fn posted_claim(
-    world: &World,
+/// A claim record of `host` on `machine_id` for `issue`, owned by `owner` in boot `boot`, as
+/// our Runs write one (stage `running`, no session, worktree or logs).
+pub fn claim_record(
     issue: u64,
     host: &str,
+    machine_id: &str,
     owner: ProcessIdentity,
     boot: &str,
-) -> String {
-    let id = HostIdentity::detect(Some(host));
+    claim_id: &str,
+) -> ClaimRecord {
     let now = chrono::Utc::now();
-    let claim = ClaimRecord {
-        claim_id: format!("c-{issue:016x}"),
+    ClaimRecord {
+        claim_id: claim_id.into(),
         issue,
         host: host.into(),
-        machine_id: id.machine_id,
+        machine_id: machine_id.into(),
         boot_id: boot.into(),
         pid: owner.pid,
         start_ticks: owner.start_ticks,
@@ -137,7 +138,20 @@ pub fn posted_claim(
         stage_since: now,
         claimed_at: now,
         removed_ready: true,
-    };
+    }
+}
+
+/// A claim record as a Run of `host` on this machine would have written it, posted by the bot.
+pub fn posted_claim(
+    world: &World,
+    issue: u64,
+    host: &str,
+    owner: ProcessIdentity,
+    boot: &str,
+) -> String {
+    let id = HostIdentity::detect(Some(host));
+    let claim_id = format!("c-{issue:016x}");
+    let claim = claim_record(issue, host, &id.machine_id, owner, boot, &claim_id);
     world.sim.add_comment(issue, BOT, &claim.to_comment());
     world.sim.set_labels(issue, &[IN_PROGRESS]);
     claim.claim_id

@@ -1,0 +1,371 @@
+//! The chaos soak's world (`tests/chaos.rs`): hosts that pick up Ready issues into real Runs, a
+//! seeded chooser of what to break next (SIGKILL of a Run, of its command's session, of both, of
+//! an `observe` or a `reconcile` mid-pass), and the invariants read from GitHub's state and this
+//! machine's process table after every pass. It counts what it did; it asserts nothing itself:
+//! the test decides what a violation costs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use thirdshift_reconciler::host::process::{session_members, signal_session};
+use thirdshift_reconciler::host::ProcessIdentity;
+use thirdshift_reconciler::record::{decode, ClaimView, Decoded, Outcome, Record, Verdict};
+
+use super::*;
+
+/// A small seeded PRNG (xorshift64*), so a soak is reproducible from its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// How a Run was broken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kill {
+    /// kill -9 of the Run and its command's whole session.
+    Whole,
+    /// kill -9 of the Run only: its command keeps writing until it ends.
+    RunOnly,
+    /// kill -9 of the command's session only: the Run sees it die and ends the Claim failed.
+    Child,
+}
+
+/// One Run the soak broke, and when its host first reported it dead.
+#[derive(Clone, Debug)]
+pub struct Killed {
+    pub issue: u64,
+    pub claim_id: String,
+    pub host: String,
+    pub how: Kill,
+    pub dead_since_pass: Option<u64>,
+    /// Reconcile passes completed since the dead report.
+    pub reconciles_since: u64,
+}
+
+/// What the soak did and saw.
+#[derive(Debug, Default)]
+pub struct Counts {
+    pub passes: u64,
+    pub pickups: u64,
+    pub runs_killed: BTreeMap<&'static str, u64>,
+    pub passes_killed: u64,
+    pub faults: BTreeMap<&'static str, u64>,
+    pub recoveries: u64,
+    pub failed_commands: u64,
+    pub transient_duplicates: u64,
+    pub violations: Vec<String>,
+}
+
+/// The soak: a World, its hosts, its issues, and the marks Runs leave once their stage passed.
+pub struct Soak<'w> {
+    pub world: &'w World,
+    pub hosts: Vec<String>,
+    pub issues: Vec<u64>,
+    pub config: PathBuf,
+    pub marks: PathBuf,
+    pub rng: Rng,
+    pub killed: Vec<Killed>,
+    pub counts: Counts,
+}
+
+impl<'w> Soak<'w> {
+    pub fn new(world: &'w World, hosts: usize, issues: usize, seed: u64) -> Soak<'w> {
+        let hosts: Vec<String> = (0..hosts).map(|i| format!("h{i}")).collect();
+        let mut text = String::from("recovery:\n  on_dead: continue\n  max_continuations: 1\n");
+        text.push_str("run:\n  kill_grace_secs: 1\nhosts:\n");
+        for h in &hosts {
+            text.push_str(&format!("  {h}:\n    capacity: 2\n"));
+        }
+        let config = world.dir.path().join("chaos.yml");
+        std::fs::write(&config, text).expect("config written");
+        let marks = world.dir.path().join("marks");
+        std::fs::create_dir_all(&marks).expect("marks folder");
+        let issues = (0..issues)
+            .map(|i| world.ready_issue(&format!("chaos {i}")))
+            .collect();
+        Soak {
+            world,
+            hosts,
+            issues,
+            config,
+            marks,
+            rng: Rng(seed | 1),
+            killed: Vec::new(),
+            counts: Counts::default(),
+        }
+    }
+
+    fn host(&mut self) -> String {
+        let i = self.rng.below(self.hosts.len() as u64) as usize;
+        self.hosts[i].clone()
+    }
+
+    fn cli(&self, host: &str) -> tokio::process::Command {
+        let mut cmd = self.world.cli(host);
+        cmd.arg("--config").arg(&self.config);
+        cmd
+    }
+
+    /// `pickup` on a random host; each Run's command passes a stage, leaves its mark, then works
+    /// for one to four seconds.
+    pub async fn pickup(&mut self) {
+        let host = self.host();
+        let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
+        let secs = 1 + self.rng.below(4);
+        let marks = self.marks.display();
+        let script = format!(
+            "'{bin}' stage working || exit 9; \
+             touch '{marks}/'\"$THIRDSHIFT_ISSUE.$THIRDSHIFT_CLAIM_ID\"; sleep {secs}"
+        );
+        let out = self
+            .cli(&host)
+            .args(["pickup", "--", "sh", "-c", &script])
+            .output()
+            .await
+            .expect("pickup runs");
+        self.counts.pickups += 1;
+        if out.status.code() != Some(0) {
+            self.counts.failed_commands += 1;
+        }
+    }
+
+    /// `args` on a random host, SIGKILLed after a random moment with probability `kill_pct`.
+    /// Returns whether it ran to the end with exit 0.
+    pub async fn pass_of(&mut self, args: &[&str], kill_pct: u64) -> bool {
+        let host = if args[0] == "reconcile" {
+            "reconciler".to_string()
+        } else {
+            self.host()
+        };
+        let mut child = self
+            .cli(&host)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("pass starts");
+        if self.rng.chance(kill_pct) {
+            let after = Duration::from_millis(5 + self.rng.below(150));
+            if tokio::time::timeout(after, child.wait()).await.is_err() {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+                self.counts.passes_killed += 1;
+                return false;
+            }
+        }
+        let status = child.wait().await.expect("pass ends");
+        if status.code() != Some(0) {
+            self.counts.failed_commands += 1;
+        }
+        status.code() == Some(0)
+    }
+
+    /// Breaks one live Run not broken before, chosen at random, if there is one (a Run broken
+    /// twice would make the outcome the kills decide ambiguous).
+    pub async fn kill_a_run(&mut self) {
+        let live: Vec<ClaimView> = self
+            .issues
+            .iter()
+            .filter_map(|n| self.world.ownership(*n).owner)
+            .filter(|c| c.record.session_id.is_some() && alive(c))
+            .filter(|c| !self.killed.iter().any(|k| k.claim_id == c.record.claim_id))
+            .collect();
+        if live.is_empty() {
+            return;
+        }
+        let c = &live[self.rng.below(live.len() as u64) as usize];
+        let how = match self.rng.below(3) {
+            0 => Kill::Whole,
+            1 => Kill::RunOnly,
+            _ => Kill::Child,
+        };
+        let sid = c.record.session_id.unwrap_or(0);
+        if how != Kill::Child {
+            // SAFETY: kill(2) with a PID read from a claim this soak's Runs wrote.
+            unsafe { libc::kill(c.record.pid as i32, libc::SIGKILL) };
+        }
+        if how != Kill::RunOnly {
+            signal_session(sid, libc::SIGKILL);
+        }
+        let name = match how {
+            Kill::Whole => "run and session",
+            Kill::RunOnly => "run only",
+            Kill::Child => "session only",
+        };
+        *self.counts.runs_killed.entry(name).or_default() += 1;
+        self.killed.push(Killed {
+            issue: c.record.issue,
+            claim_id: c.record.claim_id.clone(),
+            host: c.record.host.clone(),
+            how,
+            dead_since_pass: None,
+            reconciles_since: 0,
+        });
+    }
+
+    /// Checks every invariant after a pass; `reconciled`: a reconcile pass completed in it.
+    pub fn check(&mut self, reconciled: bool) {
+        let pass = self.counts.passes;
+        let dead = self.dead_reported();
+        let ends = self.ends();
+        for k in &mut self.killed {
+            if ends.contains_key(&k.claim_id) {
+                continue;
+            }
+            if k.dead_since_pass.is_none() && dead.contains(&k.claim_id) {
+                k.dead_since_pass = Some(pass);
+            } else if k.dead_since_pass.is_some() && reconciled {
+                k.reconciles_since += 1;
+            }
+            if k.reconciles_since > 2 {
+                let v = format!(
+                    "pass {pass}: #{} claim {} ({:?}) reported dead by {} at pass {:?}, not \
+                     ended after {} reconciles",
+                    k.issue, k.claim_id, k.how, k.host, k.dead_since_pass, k.reconciles_since
+                );
+                self.counts.violations.push(v);
+            }
+        }
+        for n in self.issues.clone() {
+            self.check_issue(pass, n);
+        }
+    }
+
+    fn check_issue(&mut self, pass: u64, n: u64) {
+        let own = self.world.ownership(n);
+        for (claim, end) in &own.ended {
+            let by_others = matches!(end.record.outcome, Outcome::Recovered | Outcome::Continued);
+            if by_others && alive(claim) {
+                let how = self
+                    .killed
+                    .iter()
+                    .find(|k| k.claim_id == claim.record.claim_id);
+                self.counts.violations.push(format!(
+                    "pass {pass}: #{n} claim {} ended {} while its Run lives (pid {} {:?}, session \
+                     members {:?}, killed {:?}): {}",
+                    claim.record.claim_id,
+                    end.record.outcome.as_str(),
+                    claim.record.pid,
+                    std::fs::read_to_string(format!("/proc/{}/stat", claim.record.pid)),
+                    claim.record.session_id.map(session_members),
+                    how.map(|k| k.how),
+                    end.record.reason
+                ));
+            }
+        }
+        let working: Vec<&ClaimView> = own
+            .active()
+            .filter(|c| self.marked(n, &c.record.claim_id) && alive(c))
+            .collect();
+        if working.len() > 1 {
+            self.counts.violations.push(format!(
+                "pass {pass}: #{n} has {} live Runs past their stage: {:?}",
+                working.len(),
+                working
+                    .iter()
+                    .map(|c| &c.record.claim_id)
+                    .collect::<Vec<_>>()
+            ));
+        }
+        let dups = own
+            .problems
+            .iter()
+            .filter(|p| format!("{}", p.kind).contains("another end record"))
+            .count();
+        self.counts.transient_duplicates += dups as u64;
+    }
+
+    fn marked(&self, issue: u64, claim_id: &str) -> bool {
+        self.marks.join(format!("{issue}.{claim_id}")).exists()
+    }
+
+    /// Claim ids some trusted host report calls dead.
+    fn dead_reported(&self) -> BTreeSet<String> {
+        let mut dead = BTreeSet::new();
+        for n in 1..=(self.issues.len() as u64 + 5) {
+            let Some(issue) = self.world.sim.issue(n) else {
+                continue;
+            };
+            if issue.author != BOT || !issue.labels.iter().any(|l| l == "thirdshift-registry") {
+                continue;
+            }
+            for c in self
+                .world
+                .sim
+                .comments(n)
+                .iter()
+                .filter(|c| c.author == BOT)
+            {
+                if let Decoded::Record(Record::HostReport(r)) = decode(&c.body) {
+                    for v in r.claims {
+                        if matches!(v.verdict, Verdict::Dead { .. }) {
+                            dead.insert(v.claim_id);
+                        }
+                    }
+                }
+            }
+        }
+        dead
+    }
+
+    /// Every trusted end record, by claim id.
+    pub fn ends(&self) -> BTreeMap<String, Outcome> {
+        let mut out = BTreeMap::new();
+        for n in &self.issues {
+            for (claim, end) in self.world.ownership(*n).ended {
+                out.insert(claim.record.claim_id, end.record.outcome);
+            }
+        }
+        out
+    }
+
+    /// Tallies the faults the emulator injected, from its request log.
+    pub fn count_faults(&mut self) {
+        for r in self.world.sim.requests() {
+            let kind = match r.status {
+                502 => "502",
+                429 => "429 secondary limit",
+                0 => "dropped connection",
+                _ => continue,
+            };
+            *self.counts.faults.entry(kind).or_default() += 1;
+        }
+        self.counts.recoveries = self
+            .ends()
+            .values()
+            .filter(|o| matches!(o, Outcome::Recovered | Outcome::Continued))
+            .count() as u64;
+    }
+}
+
+/// Whether the claim's Run or any process of its command's session still runs here.
+pub fn alive(c: &ClaimView) -> bool {
+    let owner = ProcessIdentity::of(c.record.pid)
+        .is_some_and(|p| p.start_ticks == c.record.start_ticks && !zombie(p.pid));
+    let writers = c
+        .record
+        .session_id
+        .is_some_and(|sid| !session_members(sid).is_empty());
+    owner || writers
+}
+
+/// Whether `pid` has exited but was not reaped yet (a killed Run whose parent is gone can stay a
+/// zombie when PID 1 does not reap): it writes nothing.
+fn zombie(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
+    matches!(state, Some('Z' | 'X' | 'x') | None)
+}
