@@ -35,7 +35,7 @@ pub struct Observed {
 pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let local = active_local(ctx);
     let extra: Vec<u64> = local.iter().map(|c| c.record.issue).collect();
-    let snapshot = crate::snapshot::read::read(ctx, &extra).await?;
+    let snapshot = crate::snapshot::read_any(ctx, &extra).await?;
     let claims = claims_to_judge(ctx, &snapshot, &local)?;
     let (claims, cancels) = crate::cancel::carry_out(ctx, &snapshot, claims).await?;
     let mut judge = Judge::new()?;

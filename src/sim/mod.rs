@@ -155,6 +155,9 @@ pub struct Faults {
     /// PRNG, and never listed before an earlier comment (replicas apply writes in order).
     /// `GET .../issues/comments/{id}` always sees it. `None`: lists are never stale.
     pub stale_list_reads: Option<std::time::Duration>,
+    /// GitHub being far away: every request (`GET /rate_limit` included) waits this long before
+    /// it is answered. Requests wait concurrently, as they would on the network.
+    pub latency: Option<std::time::Duration>,
 }
 
 /// The state a seeded pull request is put in.
@@ -269,6 +272,17 @@ impl Sim {
         }
     }
 
+    /// Edits a comment's body as its author would (`updated_at` moves, the issue's does not).
+    /// Returns whether the comment exists.
+    pub fn edit_comment(&self, id: u64, body: &str) -> bool {
+        self.lock().edit_comment(id, body)
+    }
+
+    /// Deletes a comment as its author would. Returns whether it existed.
+    pub fn delete_comment(&self, id: u64) -> bool {
+        self.lock().delete_comment(id)
+    }
+
     /// Closes an issue as completed, by its author (no-op when it does not exist or is
     /// closed).
     pub fn close_issue(&self, issue: u64) {
@@ -368,6 +382,21 @@ impl Sim {
     /// Empties the request log.
     pub fn clear_requests(&self) {
         self.lock().log.clear();
+    }
+
+    /// Moves every issue's and comment's timestamps `by` into the past, as if the history seeded
+    /// so far had been written earlier (benchmarks seed days of history in a second).
+    pub fn backdate(&self, by: std::time::Duration) {
+        let by = chrono::Duration::from_std(by).unwrap_or(chrono::Duration::zero());
+        let mut st = self.lock();
+        for c in st.comments.values_mut() {
+            c.created_at -= by;
+            c.updated_at -= by;
+        }
+        for i in st.issues.values_mut() {
+            i.created_at -= by;
+            i.updated_at -= by;
+        }
     }
 
     /// Replaces the injected faults (the PRNG keeps its position).
