@@ -76,6 +76,40 @@ impl ProcessTable {
         Ok(table)
     }
 
+    /// A table of only the processes `pids` (and the reader), from `/proc/PID/stat` directly:
+    /// exact start ticks, state, session and parent, but no environments (`claim_id` is `None`),
+    /// so it answers "does this Run's process still run" and nothing about its writers. Cheap
+    /// whatever the number of processes on the host; `observe` uses it to find live Runs and
+    /// reads the whole table only for the others.
+    pub fn read_pids(pids: impl IntoIterator<Item = u32>) -> anyhow::Result<ProcessTable> {
+        let reader = std::process::id();
+        let mut entries = BTreeMap::new();
+        for pid in pids.into_iter().chain([reader]) {
+            if entries.contains_key(&pid) {
+                continue;
+            }
+            let Some(stat) = Stat::read(pid).filter(|s| !matches!(s.state, 'Z' | 'X' | 'x')) else {
+                continue;
+            };
+            let entry = ProcessEntry {
+                pid,
+                start_ticks: stat.start_ticks,
+                session_id: stat.session,
+                parent_pid: stat.ppid,
+                claim_id: None,
+            };
+            entries.insert(pid, entry);
+        }
+        anyhow::ensure!(
+            entries.contains_key(&reader),
+            "/proc/{reader}/stat is unreadable; /proc is hidden, so no process can be proven gone"
+        );
+        Ok(ProcessTable {
+            entries,
+            reader: Some(reader),
+        })
+    }
+
     /// A table built by hand (tests, simulations). No entry is treated as the reader.
     pub fn from_entries(entries: Vec<ProcessEntry>) -> ProcessTable {
         ProcessTable {
@@ -193,6 +227,22 @@ mod tests {
         assert!(table.get(10).is_some());
         assert_eq!(table.in_session(10), vec![11]);
         assert_eq!(table.with_claim_env("c-1"), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn a_table_of_some_pids_sees_exactly_those_alive_with_their_identity() {
+        // given this process and a PID that no process has
+        let me = crate::host::ProcessIdentity::current();
+        let none = u32::MAX - 7;
+        // when only those are read
+        let table = ProcessTable::read_pids([me.pid, none, me.pid]).expect("reads /proc");
+        // then this process is there with its exact start ticks, and nothing else
+        assert_eq!(
+            table.get(me.pid).map(|e| e.start_ticks),
+            Some(me.start_ticks)
+        );
+        assert_eq!(table.get(none), None);
+        assert_eq!(table.len(), 1);
     }
 
     #[test]
