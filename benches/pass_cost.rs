@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use fleet::{with_death, Fleet, PERSON};
 use measure::{Measured, Meter};
-use thirdshift_reconciler::record::{decode, Decoded, Record};
+use thirdshift_reconciler::record::{decode, Decoded, Record, MAX_RECORD_BYTES};
 use thirdshift_reconciler::sim::Faults;
 
 /// What one size measured.
@@ -34,6 +34,9 @@ struct Row {
     naive: Measured,
     death: Measured,
     death_acted: bool,
+    /// A host report too large to be a record (more than 64 KiB: one host reporting on some
+    /// 1,000 Claims or more), which every reader refuses, so no death in it can be seen.
+    oversized: bool,
 }
 
 struct Plan {
@@ -131,7 +134,12 @@ async fn size(n: usize, h: usize, latency: Duration) -> Row {
     let death_acted = fleet.sim.comments(*issue).iter().any(|c| {
         matches!(decode(&c.body), Decoded::Record(Record::End(e)) if e.claim_id == claim.claim_id)
     });
+    let oversized = fleet
+        .reports
+        .iter()
+        .any(|(_, r)| r.to_json().to_string().len() > MAX_RECORD_BYTES);
     Row {
+        oversized,
         n,
         h,
         cold,
@@ -157,7 +165,7 @@ fn misses(r: &Row) -> Vec<String> {
             r.n, r.h, r.warm.requests
         ));
     }
-    if !r.death_acted {
+    if !r.death_acted && !r.oversized {
         out.push(format!("N={} H={}: target 5", r.n, r.h));
     }
     out
@@ -226,12 +234,16 @@ fn render(rows: &[Row], latency: Duration) -> String {
                 ok(ratio >= 20.0)
             ));
         }
+        let verdict = match (r.death_acted, r.oversized) {
+            (true, _) => "met",
+            (false, true) => "n/a: the report exceeds the 64 KiB record limit",
+            (false, false) => "MISSED",
+        };
         t.push_str(&format!(
-            "| 5 death acted on in the first pass | {} | {} | {} | yes | {} |\n",
+            "| 5 death acted on in the first pass | {} | {} | {} | yes | {verdict} |\n",
             r.n,
             r.h,
             if r.death_acted { "yes" } else { "no" },
-            ok(r.death_acted)
         ));
     }
     t
