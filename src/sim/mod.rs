@@ -6,8 +6,9 @@
 //! inspection methods, and the small types tests use. Everything behind it lives in one module
 //! per concern: `state` (data model), `json` and `json_refs` (GitHub's JSON shapes), `origin`
 //! (branches, read from a real bare git repository), `http` (auth, rate limits, ETags, faults,
-//! the request log), `page` (pagination), `routes/` (one file per resource), `server` (binding
-//! and shutting down), `seed` (the standalone `sim` command and its seed file).
+//! the request log), `page` (pagination), `permission` (roles), `routes/` (one file per
+//! resource), `server` (binding and shutting down), `seed` (the standalone `sim` command and its
+//! seed file).
 //!
 //! What it does not do: create, merge or review pull requests over HTTP (they are seeded), git
 //! data endpoints, webhooks, GraphQL, search, organisations, forks, private repositories, or
@@ -23,6 +24,7 @@ mod json_refs;
 mod jwt;
 mod origin;
 mod page;
+mod permission;
 mod rng;
 mod routes;
 mod seed;
@@ -33,6 +35,7 @@ mod state;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use permission::Permission;
 pub use seed::run_cli;
 pub use server::SimServer;
 pub use state::SimApp;
@@ -51,71 +54,6 @@ impl std::fmt::Debug for Sim {
         f.debug_struct("Sim")
             .field("repo", &self.repo_full_name())
             .finish_non_exhaustive()
-    }
-}
-
-/// A user's role on the emulated repository, as GitHub's `role_name` names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Permission {
-    Admin,
-    Maintain,
-    Write,
-    Triage,
-    Read,
-    None,
-}
-
-impl Permission {
-    /// Rank for comparisons: `None` is 0, `Admin` is 5.
-    pub(crate) fn rank(self) -> u8 {
-        match self {
-            Permission::None => 0,
-            Permission::Read => 1,
-            Permission::Triage => 2,
-            Permission::Write => 3,
-            Permission::Maintain => 4,
-            Permission::Admin => 5,
-        }
-    }
-
-    /// Whether this role includes `other`.
-    pub(crate) fn at_least(self, other: Permission) -> bool {
-        self.rank() >= other.rank()
-    }
-
-    /// GitHub's finer `role_name`.
-    pub(crate) fn role_name(self) -> &'static str {
-        match self {
-            Permission::Admin => "admin",
-            Permission::Maintain => "maintain",
-            Permission::Write => "write",
-            Permission::Triage => "triage",
-            Permission::Read => "read",
-            Permission::None => "none",
-        }
-    }
-
-    /// GitHub's legacy `permission` word: maintain reads as write, triage as read.
-    pub(crate) fn legacy_name(self) -> &'static str {
-        match self {
-            Permission::Admin => "admin",
-            Permission::Maintain | Permission::Write => "write",
-            Permission::Triage | Permission::Read => "read",
-            Permission::None => "none",
-        }
-    }
-
-    /// Parses a role name as written in a seed file.
-    pub(crate) fn parse(word: &str) -> Option<Permission> {
-        Some(match word {
-            "admin" => Permission::Admin,
-            "maintain" => Permission::Maintain,
-            "write" => Permission::Write,
-            "triage" => Permission::Triage,
-            "read" => Permission::Read,
-            "none" => Permission::None,
-            _ => return None,
-        })
     }
 }
 
