@@ -2,8 +2,7 @@
 //! processes (each in its own session, as Runs are), 50 of them owning Claims. It measures the
 //! verdicts as `observe` takes them (`host::verdicts::Judge`: the claimed PIDs only, the whole
 //! table only for a Claim that is not alive) with every Run alive and with one Run dead, beside
-//! the whole-table read `observe` made before (every process's stat and environment through
-//! sysinfo). Median of 7 rounds each.
+//! one read of the whole table (what `observe` read on every pass before). Median of 7 rounds.
 //!
 //! `cargo bench --bench observe_cost` runs P = 2,000; `THIRDSHIFT_BENCH_PROCS` chooses;
 //! `-- --write` puts the table into docs/performance.md. Without `--bench` (as
@@ -134,7 +133,7 @@ fn main() {
          | verdicts on {CLAIMS} Claims | ms | alive | whole-table reads |\n|---|---:|---:|---:|\n\
          | observe now, every Run alive | {} | {alive} | {full_reads} |\n\
          | observe now, one Run dead | {} | {alive_after} | {reads_after} |\n\
-         | observe before (whole table, sysinfo with environments) | {} | | 1 |\n\n\
+         | the whole table once (every process's stat and environment) | {} | | 1 |\n\n\
          | target | measured | goal | |\n|---|---|---|---|\n\
          | 4 observe, {CLAIMS} Claims on {procs} processes | {} ms (one dead: {} ms) | < 100 ms | {} |\n",
         ms(lean),
