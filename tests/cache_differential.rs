@@ -3,7 +3,8 @@
 //! edits and deletions of records and conversation, deaths in host reports, labels, forged
 //! records), the snapshot read through the cache and a naive full read give the same plan, and
 //! the cache is really used (most issues come from it). Each pass then applies the plan, so our
-//! own writes are part of the history the next pass reads.
+//! own writes are part of the history the next pass reads. Under stale comment lists, what a
+//! cached pass could not see yet is seen once the lists catch up.
 
 #[path = "../benches/support/fleet.rs"]
 mod fleet;
@@ -172,4 +173,48 @@ async fn cached_and_full_reads_make_the_same_decisions_over_random_histories() {
         from_cache > passes * 3,
         "only {from_cache} issue reads came from the cache in {passes} passes"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comments_hidden_by_stale_lists_from_a_cached_pass_are_seen_once_lists_catch_up() {
+    let window = std::time::Duration::from_millis(400);
+    for seed in 11..=16u64 {
+        // given a random fleet whose comment lists leave new comments out for a while
+        let mut rng = Rng(seed);
+        let mut fleet = Fleet::seed(4 + rng.below(6), 1 + rng.below(2), 4, 1_000_000).await;
+        let path = fleet.dir.path().join("cache.json");
+        let (cached, naive) = (ctx(&fleet, Some(path.clone())), ctx(&fleet, None));
+        incremental::read(&cached, &[], &path)
+            .await
+            .expect("cold read");
+        fleet.sim.set_faults(thirdshift_reconciler::sim::Faults {
+            stale_list_reads: Some(window),
+            ..Default::default()
+        });
+        for pass in 0..4 {
+            // when things change and cached passes read while some of it is still hidden
+            for _ in 0..1 + rng.below(4) {
+                change(&mut fleet, &mut rng);
+            }
+            incremental::read(&cached, &[], &path)
+                .await
+                .expect("stale cached read");
+            // then once every list shows everything, the cache alone plans as a full read does
+            tokio::time::sleep(window + std::time::Duration::from_millis(100)).await;
+            let input = PlanInput {
+                actor: "reconcile@reconciler".into(),
+                now: Utc::now(),
+            };
+            let full = plan(
+                &read::read(&naive, &[]).await.expect("full read"),
+                &cached.config,
+                &input,
+            );
+            let through = incremental::read(&cached, &[], &path)
+                .await
+                .expect("cached read");
+            let unconfirmed = plan(&through.snapshot, &cached.config, &input);
+            assert_eq!(unconfirmed, full, "seed {seed} pass {pass}");
+        }
+    }
 }
