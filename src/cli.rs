@@ -32,6 +32,12 @@ pub struct Globals {
     /// The folder of this host's local Claim records.
     #[arg(long, global = true, env = "THIRDSHIFT_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
+    /// The cache kept between passes (default: cache/OWNER--NAME.json in the state folder).
+    #[arg(long, global = true, env = "THIRDSHIFT_CACHE")]
+    pub cache: Option<PathBuf>,
+    /// Read every issue's comments in full, without the cache (the baseline it is measured by).
+    #[arg(long, global = true, conflicts_with = "cache")]
+    pub no_cache: bool,
 }
 
 /// What to do.

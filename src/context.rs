@@ -20,6 +20,8 @@ pub struct Ctx {
     pub trust: Trust,
     pub host: HostIdentity,
     pub state: StateDir,
+    /// The cache file kept between passes; `None` with `--no-cache` (every pass reads in full).
+    pub cache: Option<std::path::PathBuf>,
 }
 
 /// The token from `GITHUB_TOKEN` or `GH_TOKEN` (empty values ignored). Never logged. A GitHub
@@ -60,13 +62,23 @@ impl Ctx {
             .context("finding out who the credentials belong to")?
             .login;
         let trust = Trust::new(config.trusted_authors.iter().cloned().chain([me.clone()]));
+        let state = StateDir::resolve(globals.state_dir.as_deref());
+        let cache = match (&globals.cache, globals.no_cache) {
+            (_, true) => None,
+            (Some(path), false) => Some(path.clone()),
+            (None, false) => Some(crate::snapshot::cache::default_path(
+                state.root(),
+                &client.repo().to_string(),
+            )),
+        };
         Ok(Ctx {
             client,
             config,
             me,
             trust,
             host: HostIdentity::detect(globals.host.as_deref()),
-            state: StateDir::resolve(globals.state_dir.as_deref()),
+            state,
+            cache,
         })
     }
 }

@@ -11,10 +11,9 @@ use anyhow::Context as _;
 
 use crate::claim::post_record;
 use crate::context::Ctx;
-use crate::host::capacity::{capacity, live_claims};
-use crate::host::liveness::judge;
+use crate::host::capacity::capacity;
 use crate::host::salvage::{salvage, SalvageRequest};
-use crate::host::table::ProcessTable;
+use crate::host::verdicts::Judge;
 use crate::host::{LocalClaim, LocalStatus};
 use crate::record::{
     ClaimRecord, ClaimState, ClaimVerdict, DeathReason, HostReport, Kind, Salvage, Verdict,
@@ -35,10 +34,14 @@ pub struct Observed {
 pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let local = active_local(ctx);
     let extra: Vec<u64> = local.iter().map(|c| c.record.issue).collect();
-    let snapshot = crate::snapshot::read::read(ctx, &extra).await?;
+    let snapshot = crate::snapshot::read_any(ctx, &extra).await?;
     let claims = claims_to_judge(ctx, &snapshot, &local)?;
     let (claims, cancels) = crate::cancel::carry_out(ctx, &snapshot, claims).await?;
-    let mut judge = Judge::new()?;
+    let pids = claims
+        .iter()
+        .map(|c| c.pid)
+        .chain(local.iter().map(|l| l.record.pid));
+    let mut judge = Judge::new(pids)?;
     let mut verdicts = Vec::new();
     for c in &claims {
         let verdict = judge.verdict(c)?;
@@ -54,7 +57,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
         });
     }
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
-    let in_use = live_claims(&ctx.state, &judge.first, &judge.boot_id).len();
+    let in_use = judge.live_claims(&ctx.state)?.len();
     let report = HostReport {
         host: ctx.host.host.clone(),
         machine_id: ctx.host.machine_id.clone(),
@@ -81,71 +84,6 @@ fn booted_at(ctx: &Ctx, snapshot: &Snapshot) -> Option<chrono::DateTime<chrono::
         .filter(|r| r.report.boot_id == ctx.host.boot_id)
         .and_then(|r| r.report.booted_at);
     last.or_else(crate::host::identity::boot_time)
-}
-
-/// Verdicts from this host's process table. A Claim is reported dead only when a second, fresh
-/// read of the table agrees, and a PID that /proc does not show but the kernel still knows (a
-/// process of another user behind `hidepid`) is never called gone.
-struct Judge {
-    boot_id: String,
-    first: ProcessTable,
-    second: Option<ProcessTable>,
-}
-
-impl Judge {
-    fn new() -> anyhow::Result<Judge> {
-        Ok(Judge {
-            boot_id: crate::host::identity::boot_id().unwrap_or_default(),
-            first: ProcessTable::read().context("reading this host's process table")?,
-            second: None,
-        })
-    }
-
-    fn verdict(&mut self, claim: &ClaimRecord) -> anyhow::Result<Verdict> {
-        let first = judge(claim, &self.boot_id, &self.first);
-        if !matches!(first, Verdict::Dead { .. }) {
-            return Ok(first);
-        }
-        if self.second.is_none() {
-            self.second = Some(ProcessTable::read().context("reading the process table again")?);
-        }
-        let second = judge(
-            claim,
-            &self.boot_id,
-            self.second.as_ref().expect("read above"),
-        );
-        if matches!(
-            second,
-            Verdict::Dead {
-                reason: DeathReason::PidGone,
-                ..
-            }
-        ) && hidden_but_alive(claim.pid)
-        {
-            return Ok(Verdict::WritersAlive {
-                pids: vec![claim.pid],
-                evidence: format!(
-                    "PID {} is not visible in /proc but the kernel still knows it (another \
-                     user's process behind hidepid?): not provably gone",
-                    claim.pid
-                ),
-            });
-        }
-        Ok(second)
-    }
-}
-
-/// Whether `pid` exists although /proc does not show it (the kernel answers EPERM, not ESRCH).
-fn hidden_but_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if std::path::Path::new(&format!("/proc/{pid}")).exists() {
-        return false;
-    }
-    // SAFETY: signal 0 only checks for existence and permission; nothing is sent.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Salvages the worktree of a Claim proven dead with no writer left (never before): once per

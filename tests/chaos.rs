@@ -33,6 +33,7 @@ fn faults() -> Faults {
         rate_limited_rate: 0.002,
         dropped_rate: 0.02,
         stale_list_reads: Some(Duration::from_millis(200)),
+        ..Faults::default()
     }
 }
 

@@ -98,8 +98,7 @@ fn flaky() -> Faults {
         server_error_rate: 0.2,
         applied_before_error: 0.5,
         rate_limited_rate: 0.02,
-        dropped_rate: 0.0,
-        stale_list_reads: None,
+        ..Faults::default()
     }
 }
 

@@ -83,6 +83,7 @@ mod tests {
             }),
             body: Some(body.into()),
             html_url: format!("https://github.com/o/r/issues/42#issuecomment-{id}"),
+            issue_url: "https://api.github.com/repos/o/r/issues/42".into(),
             created_at: chrono::Utc::now(),
             updated_at: chrono::Utc::now(),
         }

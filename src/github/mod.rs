@@ -6,6 +6,7 @@ mod app_auth;
 mod auth;
 mod collaborators;
 mod comments;
+mod conditional;
 mod error;
 mod issues;
 pub mod models;
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 pub use app_auth::{app_jwt, AppClaims, JWT_BACKDATE_SECS, JWT_MAX_LIFETIME_SECS};
 pub use auth::{AppCredentials, Credentials};
+pub use conditional::PageCache;
 pub use error::{GhResult, GithubError};
 pub use models::{Comment, Issue, Label, User};
 pub use repos::PullSummary;

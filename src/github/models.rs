@@ -2,10 +2,10 @@
 //! we read only what we use and tolerate fields GitHub may leave out. It holds no requests.
 
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A user or bot as GitHub names it in an issue or comment.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 pub struct User {
     pub login: String,
     #[serde(default)]
@@ -15,13 +15,13 @@ pub struct User {
 }
 
 /// A label on an issue (only its name matters to us).
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 pub struct Label {
     pub name: String,
 }
 
 /// An issue as this tool needs it.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct Issue {
     pub number: u64,
     pub title: String,
@@ -36,6 +36,9 @@ pub struct Issue {
     pub updated_at: DateTime<Utc>,
     #[serde(default)]
     pub pull_request: Option<serde_json::Value>,
+    /// How many comments the issue has (GitHub counts them as written, whatever a list shows).
+    #[serde(default)]
+    pub comments: u64,
 }
 
 impl Issue {
@@ -53,7 +56,7 @@ impl Issue {
 }
 
 /// An issue comment as this tool needs it.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 pub struct Comment {
     pub id: u64,
     pub user: Option<User>,
@@ -61,6 +64,9 @@ pub struct Comment {
     pub body: Option<String>,
     #[serde(default)]
     pub html_url: String,
+    /// The API URL of the comment's issue (`…/issues/N`); repo-wide listings need it.
+    #[serde(default)]
+    pub issue_url: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -69,6 +75,11 @@ impl Comment {
     /// The author's login, or an empty string for a deleted ("ghost") account.
     pub fn author(&self) -> &str {
         self.user.as_ref().map(|u| u.login.as_str()).unwrap_or("")
+    }
+
+    /// The number of the issue the comment is on, from `issue_url`.
+    pub fn issue_number(&self) -> Option<u64> {
+        self.issue_url.rsplit('/').next()?.parse().ok()
     }
 
     /// The body, or an empty string when GitHub sent none.

@@ -78,6 +78,12 @@ pub struct Response {
     pub body: String,
 }
 
+/// The request headers an exchange adds to octocrab's own.
+struct Headers<'a> {
+    auth: Option<&'a HeaderValue>,
+    etag: Option<&'a str>,
+}
+
 /// What one attempt came to, before the retry decision.
 enum Attempt {
     Done(Response),
@@ -98,13 +104,29 @@ impl Client {
         body: Option<&serde_json::Value>,
         retry: Retry,
     ) -> GhResult<Response> {
+        self.send_if(method, url, body, retry, None).await
+    }
+
+    /// [`Client::send`] with an `If-None-Match` ETag (a `GET` answered 304 when unchanged, which
+    /// costs no rate budget); a 304 is returned as a success for the caller to recognise.
+    pub(crate) async fn send_if(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        retry: Retry,
+        etag: Option<&str>,
+    ) -> GhResult<Response> {
         let auth = self.auth_header().await?;
         let renew = auth.is_some();
-        match self.send_with(method.clone(), url, body, retry, auth).await {
+        let first = self
+            .exchange(method.clone(), url, body, retry, auth, etag)
+            .await;
+        match first {
             Err(GithubError::Unauthorized { .. }) if renew => {
                 self.forget_token().await;
                 let auth = self.auth_header().await?;
-                self.send_with(method, url, body, retry, auth).await
+                self.exchange(method, url, body, retry, auth, etag).await
             }
             other => other,
         }
@@ -119,10 +141,27 @@ impl Client {
         retry: Retry,
         auth: Option<HeaderValue>,
     ) -> GhResult<Response> {
+        self.exchange(method, url, body, retry, auth, None).await
+    }
+
+    /// One request with its retries, `Authorization` and optional `If-None-Match` given.
+    async fn exchange(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        retry: Retry,
+        auth: Option<HeaderValue>,
+        etag: Option<&str>,
+    ) -> GhResult<Response> {
+        let headers = Headers {
+            auth: auth.as_ref(),
+            etag,
+        };
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (detail, after) = match self.attempt(&method, url, body, auth.as_ref()).await {
+            let (detail, after) = match self.attempt(&method, url, body, &headers).await {
                 Attempt::Done(resp) => return self.check(&method, url, resp),
                 Attempt::NotApplied(detail, after) => (detail, after),
                 Attempt::Unknown(detail) if retry == Retry::Once => {
@@ -161,15 +200,18 @@ impl Client {
         method: &Method,
         url: &str,
         body: Option<&serde_json::Value>,
-        auth: Option<&HeaderValue>,
+        headers: &Headers<'_>,
     ) -> Attempt {
         let mut builder = http::Request::builder()
             .method(method.clone())
             .uri(url)
             .header(http::header::ACCEPT, "application/vnd.github+json")
             .header("x-github-api-version", "2022-11-28");
-        if let Some(auth) = auth {
+        if let Some(auth) = headers.auth {
             builder = builder.header(http::header::AUTHORIZATION, auth.clone());
+        }
+        if let Some(tag) = headers.etag {
+            builder = builder.header(http::header::IF_NONE_MATCH, tag);
         }
         let request = match self.octo.build_request(builder, body) {
             Ok(r) => r,

@@ -13,6 +13,7 @@ pub mod salvage;
 pub mod state;
 pub mod stop;
 pub mod table;
+pub mod verdicts;
 
 pub use identity::HostIdentity;
 pub use liveness::judge;

@@ -9,6 +9,7 @@ pub use plan::{plan, Action, Finding, Health, Plan, PlanInput};
 use chrono::Utc;
 
 use crate::context::Ctx;
+use crate::snapshot::Snapshot;
 
 /// What one reconcile pass decided and did.
 #[derive(Clone, Debug)]
@@ -21,12 +22,11 @@ pub struct PassReport {
 
 /// One pass: read the snapshot, plan, apply.
 pub async fn pass(ctx: &Ctx) -> anyhow::Result<PassReport> {
-    let snapshot = crate::snapshot::read::read(ctx, &[]).await?;
     let input = PlanInput {
         actor: format!("reconcile@{}", ctx.host.host),
         now: Utc::now(),
     };
-    let plan = plan(&snapshot, &ctx.config, &input);
+    let (snapshot, plan) = decide(ctx, &input).await?;
     let applied = apply::apply(ctx, &plan.actions).await;
     for f in &plan.findings {
         tracing::info!(issue = f.issue, claim = ?f.claim_id, health = ?f.health, "{}", f.note);
@@ -36,4 +36,26 @@ pub async fn pass(ctx: &Ctx) -> anyhow::Result<PassReport> {
         plan,
         applied,
     })
+}
+
+/// Reads and plans. Through the cache, an issue the plan would write to is first read again in
+/// full when its comments came from the cache, and the pass plans again: the cache can make a
+/// pass skip reads, never decide a write.
+pub async fn decide(ctx: &Ctx, input: &PlanInput) -> anyhow::Result<(Snapshot, Plan)> {
+    let Some(path) = &ctx.cache else {
+        let snapshot = crate::snapshot::read::read(ctx, &[]).await?;
+        let plan = plan(&snapshot, &ctx.config, input);
+        return Ok((snapshot, plan));
+    };
+    let mut read = crate::snapshot::incremental::read(ctx, &[], path).await?;
+    let mut decided = plan(&read.snapshot, &ctx.config, input);
+    loop {
+        let unconfirmed = read.unconfirmed(decided.actions.iter().map(Action::issue));
+        if unconfirmed.is_empty() {
+            return Ok((read.snapshot, decided));
+        }
+        tracing::debug!(?unconfirmed, "reading again in full before writing");
+        read.confirm(ctx, &unconfirmed).await?;
+        decided = plan(&read.snapshot, &ctx.config, input);
+    }
 }

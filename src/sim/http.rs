@@ -2,7 +2,7 @@
 //! App's JWT, which only App endpoints take), check
 //! the caller's hourly budget, maybe inject a fault, run the route, turn a matching
 //! `If-None-Match` into a free 304, charge the budget, stamp the rate-limit and request-id
-//! headers, and append the request to the log.
+//! headers, and append the request to the log. An injected latency delays every request.
 //!
 //! Routes never see tokens, budgets or faults; this file never looks at issues or comments.
 
@@ -82,6 +82,10 @@ pub(crate) async fn pipeline(State(sim): State<Sim>, mut req: Request, next: Nex
         draw_fault(&sim, &seen)
     };
     req.extensions_mut().insert(caller.clone());
+    let latency = sim.lock().faults.latency;
+    if let Some(latency) = latency {
+        tokio::time::sleep(latency).await;
+    }
     sim.stalls.wait(seen.method.as_str(), &seen.route).await;
     let resp = match fault {
         Some(Fault::SecondaryLimit) => secondary_limit(),

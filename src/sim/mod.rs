@@ -6,8 +6,9 @@
 //! inspection methods, and the small types tests use. Everything behind it lives in one module
 //! per concern: `state` (data model), `json` and `json_refs` (GitHub's JSON shapes), `origin`
 //! (branches, read from a real bare git repository), `http` (auth, rate limits, ETags, faults,
-//! the request log), `page` (pagination), `routes/` (one file per resource), `server` (binding
-//! and shutting down), `seed` (the standalone `sim` command and its seed file).
+//! the request log), `page` (pagination), `permission` (roles), `routes/` (one file per
+//! resource), `server` (binding and shutting down), `seed` (the standalone `sim` command and its
+//! seed file).
 //!
 //! What it does not do: create, merge or review pull requests over HTTP (they are seeded), git
 //! data endpoints, webhooks, GraphQL, search, organisations, forks, private repositories, or
@@ -23,6 +24,7 @@ mod json_refs;
 mod jwt;
 mod origin;
 mod page;
+mod permission;
 mod rng;
 mod routes;
 mod script;
@@ -34,6 +36,7 @@ mod state;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use permission::Permission;
 pub use seed::run_cli;
 pub use server::SimServer;
 pub use state::SimApp;
@@ -52,71 +55,6 @@ impl std::fmt::Debug for Sim {
         f.debug_struct("Sim")
             .field("repo", &self.repo_full_name())
             .finish_non_exhaustive()
-    }
-}
-
-/// A user's role on the emulated repository, as GitHub's `role_name` names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Permission {
-    Admin,
-    Maintain,
-    Write,
-    Triage,
-    Read,
-    None,
-}
-
-impl Permission {
-    /// Rank for comparisons: `None` is 0, `Admin` is 5.
-    pub(crate) fn rank(self) -> u8 {
-        match self {
-            Permission::None => 0,
-            Permission::Read => 1,
-            Permission::Triage => 2,
-            Permission::Write => 3,
-            Permission::Maintain => 4,
-            Permission::Admin => 5,
-        }
-    }
-
-    /// Whether this role includes `other`.
-    pub(crate) fn at_least(self, other: Permission) -> bool {
-        self.rank() >= other.rank()
-    }
-
-    /// GitHub's finer `role_name`.
-    pub(crate) fn role_name(self) -> &'static str {
-        match self {
-            Permission::Admin => "admin",
-            Permission::Maintain => "maintain",
-            Permission::Write => "write",
-            Permission::Triage => "triage",
-            Permission::Read => "read",
-            Permission::None => "none",
-        }
-    }
-
-    /// GitHub's legacy `permission` word: maintain reads as write, triage as read.
-    pub(crate) fn legacy_name(self) -> &'static str {
-        match self {
-            Permission::Admin => "admin",
-            Permission::Maintain | Permission::Write => "write",
-            Permission::Triage | Permission::Read => "read",
-            Permission::None => "none",
-        }
-    }
-
-    /// Parses a role name as written in a seed file.
-    pub(crate) fn parse(word: &str) -> Option<Permission> {
-        Some(match word {
-            "admin" => Permission::Admin,
-            "maintain" => Permission::Maintain,
-            "write" => Permission::Write,
-            "triage" => Permission::Triage,
-            "read" => Permission::Read,
-            "none" => Permission::None,
-            _ => return None,
-        })
     }
 }
 
@@ -159,6 +97,9 @@ pub struct Faults {
     /// PRNG, and never listed before an earlier comment (replicas apply writes in order).
     /// `GET .../issues/comments/{id}` always sees it. `None`: lists are never stale.
     pub stale_list_reads: Option<std::time::Duration>,
+    /// GitHub being far away: every request (`GET /rate_limit` included) waits this long before
+    /// it is answered. Requests wait concurrently, as they would on the network.
+    pub latency: Option<std::time::Duration>,
 }
 
 /// The state a seeded pull request is put in.
@@ -274,6 +215,17 @@ impl Sim {
         }
     }
 
+    /// Edits a comment's body as its author would (`updated_at` moves, the issue's does not).
+    /// Returns whether the comment exists.
+    pub fn edit_comment(&self, id: u64, body: &str) -> bool {
+        self.lock().edit_comment(id, body)
+    }
+
+    /// Deletes a comment as its author would. Returns whether it existed.
+    pub fn delete_comment(&self, id: u64) -> bool {
+        self.lock().delete_comment(id)
+    }
+
     /// Closes an issue as completed, by its author (no-op when it does not exist or is
     /// closed).
     pub fn close_issue(&self, issue: u64) {
@@ -373,6 +325,21 @@ impl Sim {
     /// Empties the request log.
     pub fn clear_requests(&self) {
         self.lock().log.clear();
+    }
+
+    /// Moves every issue's and comment's timestamps `by` into the past, as if the history seeded
+    /// so far had been written earlier (benchmarks seed days of history in a second).
+    pub fn backdate(&self, by: std::time::Duration) {
+        let by = chrono::Duration::from_std(by).unwrap_or(chrono::Duration::zero());
+        let mut st = self.lock();
+        for c in st.comments.values_mut() {
+            c.created_at -= by;
+            c.updated_at -= by;
+        }
+        for i in st.issues.values_mut() {
+            i.created_at -= by;
+            i.updated_at -= by;
+        }
     }
 
     /// Replaces the injected faults (the PRNG keeps its position).

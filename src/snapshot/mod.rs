@@ -3,6 +3,8 @@
 //! issue, and the `/thirdshift` commands on those issues still waiting for an answer. `plan` decides from this alone; the view renders it. Reading it is `read.rs` (IO);
 //! the types here hold no IO.
 
+pub mod cache;
+pub mod incremental;
 pub mod read;
 
 use chrono::{DateTime, Utc};
@@ -10,6 +12,15 @@ use chrono::{DateTime, Utc};
 use crate::commands::Pending;
 use crate::config::Role;
 use crate::record::{HostReport, Ownership};
+
+/// Reads the snapshot through the cache when the context has one (`incremental.rs`), else in
+/// full (`read.rs`); `extra` names issues to include whatever their labels.
+pub async fn read_any(ctx: &crate::context::Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
+    match &ctx.cache {
+        Some(path) => Ok(incremental::read(ctx, extra, path).await?.snapshot),
+        None => read::read(ctx, extra).await,
+    }
+}
 
 /// One read of the repository.
 #[derive(Clone, Debug, Default)]

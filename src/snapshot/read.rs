@@ -16,33 +16,47 @@ use crate::config::Role;
 /// Reads the snapshot; `extra` names issues to include whatever their labels.
 pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
     let mut snapshot = registry(ctx).await?;
-    let registry_issue = snapshot.registry_issue;
     let labelled = ctx
         .client
         .list_issues("all", Some(&ctx.config.labels.in_progress))
         .await?;
+    for issue in wanted_issues(ctx, &snapshot, labelled, extra).await? {
+        add_issue(ctx, &mut snapshot, issue).await?;
+    }
+    fill_origin(ctx, &mut snapshot).await?;
+    fill_roles(ctx, &mut snapshot, 0).await?;
+    Ok(snapshot)
+}
+
+/// The issues a pass reads, in number order: those `labelled` `in-progress`, those a host report
+/// names and those in `extra` (read one by one; gone ones left out), never the registry issue.
+pub(super) async fn wanted_issues(
+    ctx: &Ctx,
+    snapshot: &Snapshot,
+    labelled: Vec<Issue>,
+    extra: &[u64],
+) -> anyhow::Result<Vec<Issue>> {
     let mut wanted: BTreeSet<u64> = extra.iter().copied().collect();
     for r in &snapshot.reports {
         wanted.extend(r.report.claims.iter().map(|c| c.issue));
     }
     wanted.extend(labelled.iter().map(|i| i.number));
-    if let Some(n) = registry_issue {
+    if let Some(n) = snapshot.registry_issue {
         wanted.remove(&n);
     }
+    let mut by_number: BTreeMap<u64, Issue> = labelled.into_iter().map(|i| (i.number, i)).collect();
+    let mut out = Vec::with_capacity(wanted.len());
     for n in wanted {
-        let issue = match labelled.iter().find(|i| i.number == n) {
-            Some(i) => i.clone(),
+        match by_number.remove(&n) {
+            Some(i) => out.push(i),
             None => match ctx.client.get_issue(n).await {
-                Ok(i) => i,
+                Ok(i) => out.push(i),
                 Err(e) if e.status() == Some(404) || e.status() == Some(410) => continue,
                 Err(e) => return Err(e.into()),
             },
-        };
-        add_issue(ctx, &mut snapshot, issue).await?;
+        }
     }
-    fill_origin(ctx, &mut snapshot).await?;
-    fill_roles(ctx, &mut snapshot).await?;
-    Ok(snapshot)
+    Ok(out)
 }
 
 /// The snapshot of one issue (with the hosts' reports), for `command --event`: the same reads
@@ -52,12 +66,16 @@ pub async fn read_issue(ctx: &Ctx, n: u64) -> anyhow::Result<Snapshot> {
     let issue = ctx.client.get_issue(n).await?;
     add_issue(ctx, &mut snapshot, issue).await?;
     fill_origin(ctx, &mut snapshot).await?;
-    fill_roles(ctx, &mut snapshot).await?;
+    fill_roles(ctx, &mut snapshot, 0).await?;
     Ok(snapshot)
 }
 
-/// A snapshot holding the registry issue and its hosts' reports only.
-async fn registry(ctx: &Ctx) -> anyhow::Result<Snapshot> {
+/// A snapshot holding the registry issue and its hosts' reports only; with `pages`, the
+/// registry's comments are read conditionally (a 304 when no report changed).
+pub(super) async fn registry_with(
+    ctx: &Ctx,
+    pages: Option<&mut crate::github::PageCache>,
+) -> anyhow::Result<Snapshot> {
     let registry = crate::registry::find_issue(ctx).await?;
     let registry_issue = registry.as_ref().map(|i| i.number);
     let mut snapshot = Snapshot {
@@ -66,17 +84,28 @@ async fn registry(ctx: &Ctx) -> anyhow::Result<Snapshot> {
         ..Snapshot::default()
     };
     if let Some(n) = registry_issue {
-        let comments = ctx.client.list_issue_comments(n).await?;
+        let comments = match pages {
+            Some(p) => ctx.client.list_issue_comments_conditional(n, p).await?,
+            None => ctx.client.list_issue_comments(n).await?,
+        };
         (snapshot.reports, snapshot.duplicate_reports) = reports(ctx, &comments);
     }
     Ok(snapshot)
 }
 
-/// Reads the repository role of every command's author, once per author; only when there are
-/// commands waiting, so an idle pass asks nothing more.
-async fn fill_roles(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
+async fn registry(ctx: &Ctx) -> anyhow::Result<Snapshot> {
+    registry_with(ctx, None).await
+}
+
+/// Reads the repository role of the author of every command from index `from` on, once per
+/// author; only when there are commands waiting, so an idle pass asks nothing more.
+pub(super) async fn fill_roles(
+    ctx: &Ctx,
+    snapshot: &mut Snapshot,
+    from: usize,
+) -> anyhow::Result<()> {
     let mut roles: BTreeMap<String, Role> = BTreeMap::new();
-    for c in &mut snapshot.commands {
+    for c in snapshot.commands.iter_mut().skip(from) {
         let login = c.pending.author.to_ascii_lowercase();
         let role = match roles.get(&login) {
             Some(r) => *r,
@@ -92,10 +121,14 @@ async fn fill_roles(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
 }
 
 /// Reads what origin holds of the Issue branch of every owner its host reports dead: the one
-/// decision that needs it, so live Claims cost no extra requests.
-async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
+/// decision that needs it, so live Claims cost no extra requests. Issues whose origin is already
+/// read are left alone.
+pub(super) async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
     let mut wanted = Vec::new();
     for (k, issue) in snapshot.issues.iter().enumerate() {
+        if issue.origin.is_some() {
+            continue;
+        }
         let Some(owner) = &issue.ownership.owner else {
             continue;
         };
@@ -135,15 +168,46 @@ async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
 /// Reads an issue's comments into the snapshot: its ownership and its waiting commands.
 async fn add_issue(ctx: &Ctx, snapshot: &mut Snapshot, issue: Issue) -> anyhow::Result<()> {
     let comments = ctx.client.list_issue_comments(issue.number).await?;
-    let waiting = crate::commands::pending::pending(issue.number, &comments, &ctx.trust, &ctx.me);
+    add_issue_with(ctx, snapshot, issue, &comments);
+    Ok(())
+}
+
+/// Adds an issue to the snapshot from its comments: its ownership and its waiting commands.
+pub(super) fn add_issue_with(
+    ctx: &Ctx,
+    snapshot: &mut Snapshot,
+    issue: Issue,
+    comments: &[Comment],
+) {
+    let waiting = crate::commands::pending::pending(issue.number, comments, &ctx.trust, &ctx.me);
     snapshot
         .commands
         .extend(waiting.into_iter().map(|pending| CommandView {
             pending,
             role: Role::None,
         }));
-    snapshot.issues.push(issue_snapshot(ctx, issue, &comments));
-    Ok(())
+    snapshot.issues.push(issue_snapshot(ctx, issue, comments));
+}
+
+/// Replaces what the snapshot says of issue `n` from a new read of its comments: its ownership
+/// (origin to be read again when the owner changed) and its waiting commands (appended, roles still to be read).
+pub(super) fn replace_comments(ctx: &Ctx, snapshot: &mut Snapshot, n: u64, comments: &[Comment]) {
+    if let Some(i) = snapshot.issues.iter_mut().find(|i| i.number == n) {
+        let owner = |o: &crate::record::Ownership| o.owner.as_ref().map(|c| c.comment_id);
+        let ownership = crate::claim::ownership(ctx, n, comments);
+        if owner(&ownership) != owner(&i.ownership) {
+            i.origin = None;
+        }
+        i.ownership = ownership;
+    }
+    snapshot.commands.retain(|c| c.pending.issue != n);
+    let waiting = crate::commands::pending::pending(n, comments, &ctx.trust, &ctx.me);
+    snapshot
+        .commands
+        .extend(waiting.into_iter().map(|pending| CommandView {
+            pending,
+            role: Role::None,
+        }));
 }
 
 fn issue_snapshot(ctx: &Ctx, issue: Issue, comments: &[Comment]) -> IssueSnapshot {

@@ -26,7 +26,7 @@ pub struct StatusRequest {
 
 /// Reads and plans without applying: what a pass would see now.
 async fn look(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<(Snapshot, Plan)> {
-    let snapshot = crate::snapshot::read::read(ctx, extra).await?;
+    let snapshot = crate::snapshot::read_any(ctx, extra).await?;
     let input = PlanInput {
         actor: format!("status@{}", ctx.host.host),
         now: Utc::now(),

@@ -1,0 +1,186 @@
+//! The efficient read: the same `Snapshot` as `read.rs`'s full read, at a fraction of the
+//! requests, from the local cache (`cache.rs`) kept between passes. Why it can be trusted is
+//! argued in `docs/performance.md`; in short:
+//!
+//! 1. One repo-wide listing `GET /issues/comments?since=W-margin` shows every comment created or
+//!    edited since the watermark `W` (the newest `updated_at` an earlier listing showed; a
+//!    replica that showed that write had applied every earlier one). Those are merged into the
+//!    cached issues.
+//! 2. The `in-progress` list (conditional pages) gives each issue's comment count as GitHub
+//!    keeps it. An issue whose cached ids plus the merged ones do not add up to that count (a
+//!    deletion, a comment the listing did not show yet, an issue new to the cache) has its
+//!    comments read in full, with bounded concurrency.
+//! 3. Writes are never decided from the cache alone: `reconcile` re-reads in full every issue
+//!    its plan would write to that this pass did not read in full ([`CachedRead::confirm`]),
+//!    and plans again.
+//!
+//! Without a cache file the read is cold: every issue is read in full (concurrently) and the
+//! watermark is set from the newest comment. It decides nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::cache::{Cache, CachedIssue};
+use super::read::{
+    add_issue_with, fill_origin, fill_roles, registry_with, replace_comments, wanted_issues,
+};
+use super::Snapshot;
+use crate::context::Ctx;
+use crate::github::Comment;
+
+/// How many comment lists are read at once.
+pub const CONCURRENCY: usize = 8;
+/// How far before the watermark the repo-wide listing starts: covers second-resolution
+/// timestamps and clocks that differ between GitHub's servers.
+pub const MARGIN_SECS: i64 = 30;
+
+/// A snapshot read through the cache, and what it needs to confirm and save it.
+pub struct CachedRead {
+    pub snapshot: Snapshot,
+    /// Issues whose comments this pass read in full (the rest came from the cache).
+    pub fresh: BTreeSet<u64>,
+    cache: Cache,
+    path: PathBuf,
+}
+
+/// Reads the snapshot through the cache file at `path`; `extra` as for `read::read`.
+pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<CachedRead> {
+    let repo = ctx.client.repo().to_string();
+    let mut cache = Cache::load(path, ctx.client.api_url(), &repo);
+    let changed = changes(ctx, &mut cache).await?;
+    let mut snapshot = registry_with(ctx, Some(&mut cache.pages)).await?;
+    let labelled = ctx
+        .client
+        .list_issues_conditional(
+            "all",
+            Some(&ctx.config.labels.in_progress),
+            &mut cache.pages,
+        )
+        .await?;
+    let issues = wanted_issues(ctx, &snapshot, labelled, extra).await?;
+    let mut by_issue: BTreeMap<u64, Vec<&Comment>> = BTreeMap::new();
+    for c in changed.iter().flatten() {
+        if let Some(n) = c.issue_number() {
+            by_issue.entry(n).or_default().push(c);
+        }
+    }
+    let mut known = BTreeMap::new();
+    let mut unread = Vec::new();
+    for issue in &issues {
+        let n = issue.number;
+        match cache.issues.remove(&n).filter(|_| changed.is_some()) {
+            Some(mut entry) => {
+                entry.merge(by_issue.get(&n).map(Vec::as_slice).unwrap_or_default());
+                if entry.ids.len() as u64 == issue.comments {
+                    known.insert(n, entry);
+                } else {
+                    unread.push(n);
+                }
+            }
+            None => unread.push(n),
+        }
+    }
+    let fresh: BTreeSet<u64> = unread.iter().copied().collect();
+    known.extend(read_all(ctx, &unread).await?);
+    for issue in issues {
+        let comments = known
+            .get(&issue.number)
+            .map(|e| e.relevant.as_slice())
+            .unwrap_or_default();
+        add_issue_with(ctx, &mut snapshot, issue, comments);
+    }
+    fill_origin(ctx, &mut snapshot).await?;
+    fill_roles(ctx, &mut snapshot, 0).await?;
+    cache.issues = known;
+    cache.pages.prune();
+    let read = CachedRead {
+        snapshot,
+        fresh,
+        cache,
+        path: path.to_path_buf(),
+    };
+    read.save();
+    Ok(read)
+}
+
+impl CachedRead {
+    /// The issues among `written` (those a plan would write to) whose comments came from the
+    /// cache, in number order. The registry issue is always read in full.
+    pub fn unconfirmed(&self, written: impl IntoIterator<Item = u64>) -> Vec<u64> {
+        let set: BTreeSet<u64> = written
+            .into_iter()
+            .filter(|n| !self.fresh.contains(n) && Some(*n) != self.snapshot.registry_issue)
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// Reads the comments of `issues` in full and puts them into the snapshot and the cache.
+    pub async fn confirm(&mut self, ctx: &Ctx, issues: &[u64]) -> anyhow::Result<()> {
+        let read = read_all(ctx, issues).await?;
+        for (n, entry) in &read {
+            replace_comments(ctx, &mut self.snapshot, *n, &entry.relevant);
+        }
+        // replace_comments appends each issue's waiting commands: theirs are the last ones
+        let commands = &self.snapshot.commands;
+        let from = commands
+            .iter()
+            .filter(|c| !read.contains_key(&c.pending.issue))
+            .count();
+        fill_roles(ctx, &mut self.snapshot, from).await?;
+        self.snapshot
+            .commands
+            .sort_by_key(|c| (c.pending.issue, c.pending.comment_id));
+        fill_origin(ctx, &mut self.snapshot).await?;
+        self.fresh.extend(read.keys().copied());
+        self.cache.issues.extend(read);
+        self.save();
+        Ok(())
+    }
+
+    /// Writes the cache; a cache that cannot be written only makes the next pass dearer.
+    fn save(&self) {
+        if let Err(e) = self.cache.save(&self.path) {
+            tracing::warn!("the next pass will read everything again: {e:#}");
+        }
+    }
+}
+
+/// The comments changed since the watermark (moving it on), or `None` for a cold cache (the
+/// watermark is then set from the newest comment, and every issue is read in full).
+async fn changes(ctx: &Ctx, cache: &mut Cache) -> anyhow::Result<Option<Vec<Comment>>> {
+    let Some(mark) = cache.watermark else {
+        cache.issues.clear();
+        let newest = ctx.client.newest_comment().await?;
+        cache.watermark = Some(newest.map_or(DateTime::<Utc>::UNIX_EPOCH, |c| c.updated_at));
+        return Ok(None);
+    };
+    let since = mark - chrono::Duration::seconds(MARGIN_SECS);
+    let listed = ctx.client.comments_since(since, &mut cache.pages).await?;
+    let newest = listed.iter().map(|c| c.updated_at).max();
+    cache.watermark = Some(newest.map_or(mark, |n| n.max(mark)));
+    Ok(Some(listed))
+}
+
+/// The full comment lists of `numbers`, at most [`CONCURRENCY`] requests at a time.
+async fn read_all(ctx: &Ctx, numbers: &[u64]) -> anyhow::Result<BTreeMap<u64, CachedIssue>> {
+    let permits = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
+    let mut set = tokio::task::JoinSet::new();
+    for &n in numbers {
+        let client = ctx.client.clone();
+        let permits = permits.clone();
+        set.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let comments = client.list_issue_comments(n).await;
+            (n, comments.map(CachedIssue::from_comments))
+        });
+    }
+    let mut out = BTreeMap::new();
+    while let Some(joined) = set.join_next().await {
+        let (n, entry) = joined?;
+        out.insert(n, entry?);
+    }
+    Ok(out)
+}
