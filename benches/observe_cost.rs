@@ -1,5 +1,6 @@
 //! What `observe`'s verdicts cost on a busy host (issue #9, target 4): P real sleeping
-//! processes (each in its own session, as Runs are), 50 of them owning Claims. It measures the
+//! processes (each in its own session, as Runs are), the last 50 started owning Claims (a host's
+//! other processes, daemons and shells, were there before its Runs). It measures the
 //! verdicts as `observe` takes them (`host::verdicts::Judge`: the claimed PIDs only, the whole
 //! table only for a Claim that is not alive) with every Run alive and with one Run dead, beside
 //! one read of the whole table (what `observe` read on every pass before). Median of 7 rounds.
@@ -76,7 +77,7 @@ fn timed<T>(mut f: impl FnMut() -> T) -> (Duration, T) {
 
 /// Takes `observe`'s verdicts; returns how many were alive and how many whole-table reads.
 fn verdicts(claims: &[ClaimRecord]) -> (usize, usize) {
-    let mut j = Judge::new(claims.iter().map(|c| c.pid)).expect("reads /proc");
+    let mut j = Judge::new(claims.iter().map(|c| (c.pid, c.start_ticks))).expect("reads /proc");
     let alive = claims
         .iter()
         .filter(|c| j.verdict(c).expect("a verdict") == Verdict::Alive)
@@ -92,11 +93,9 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(if smoke { 100 } else { 2000 });
     let mut children: Vec<Child> = (0..procs).map(|_| sleeper()).collect();
-    let step = (procs / CLAIMS).max(1);
     let mut claims: Vec<ClaimRecord> = children
         .iter()
-        .step_by(step)
-        .take(CLAIMS)
+        .skip(procs.saturating_sub(CLAIMS))
         .enumerate()
         .map(|(k, c)| claim_of(c.id(), k))
         .collect();
@@ -129,7 +128,7 @@ fn main() {
     let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1000.0);
     let table = format!(
         "{procs} sleeping processes started ({on_host} on the host in all), {CLAIMS} Claims \
-         owned by some of them; median of {ROUNDS} rounds.\n\n\
+         owned by the last {CLAIMS} started; median of {ROUNDS} rounds.\n\n\
          | verdicts on {CLAIMS} Claims | ms | alive | whole-table reads |\n|---|---:|---:|---:|\n\
          | observe now, every Run alive | {} | {alive} | {full_reads} |\n\
          | observe now, one Run dead | {} | {alive_after} | {reads_after} |\n\
@@ -141,7 +140,7 @@ fn main() {
         ms(whole),
         ms(lean),
         ms(one_dead),
-        if lean < Duration::from_millis(100) {
+        if lean.max(one_dead) < Duration::from_millis(100) {
             "met"
         } else {
             "MISSED"

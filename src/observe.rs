@@ -37,11 +37,11 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let snapshot = crate::snapshot::read_any(ctx, &extra).await?;
     let claims = claims_to_judge(ctx, &snapshot, &local)?;
     let (claims, cancels) = crate::cancel::carry_out(ctx, &snapshot, claims).await?;
-    let pids = claims
+    let owners = claims
         .iter()
-        .map(|c| c.pid)
-        .chain(local.iter().map(|l| l.record.pid));
-    let mut judge = Judge::new(pids)?;
+        .chain(local.iter().map(|l| &l.record))
+        .map(|c| (c.pid, c.start_ticks));
+    let mut judge = Judge::new(owners)?;
     let mut verdicts = Vec::new();
     for c in &claims {
         let verdict = judge.verdict(c)?;

@@ -6,7 +6,9 @@
 //! id in its environment (`THIRDSHIFT_CLAIM_ID`, from `/proc/PID/environ`), when readable. It
 //! reads `/proc` directly (two small files a process; sysinfo read more than that, and took half
 //! as long again on a host with 2,000 processes). Zombies are left out: a zombie has exited and
-//! writes nothing. [`ProcessTable::read_pids`] reads only some PIDs, without environments.
+//! writes nothing. [`ProcessTable::read_pids`] reads only some PIDs, without environments;
+//! [`ProcessTable::read_environ_from`] reads environments only of processes started at or after
+//! a given moment (a Run's marker is carried only by processes started after the Run).
 //!
 //! It gives facts, not verdicts (`liveness.rs` judges). It never counts the reading process as a
 //! member of any session or carrier of any claim, so `observe` run from inside a Run cannot keep
@@ -51,11 +53,21 @@ impl ProcessTable {
     /// Fails when the table does not show the reading process itself: `/proc` is then unreadable
     /// or hidden, and nothing read from it could prove a process gone.
     pub fn read() -> anyhow::Result<ProcessTable> {
+        Self::read_environ_from(0)
+    }
+
+    /// [`ProcessTable::read`], but environments are read only of processes started at or after
+    /// `from_ticks` (clock ticks since boot); the others get no claim id. A Claim's marker
+    /// (`THIRDSHIFT_CLAIM_ID`) is given only to CMD, which its Run started, and so reaches only
+    /// processes started after the Claim's owner: with `from_ticks` at or below the earliest
+    /// owner's start, `with_claim_env` answers as from a whole read, and a busy host's older
+    /// processes (daemons, shells) cost one small read each instead of two.
+    pub fn read_environ_from(from_ticks: u64) -> anyhow::Result<ProcessTable> {
         let reader = std::process::id();
         let dir = std::fs::read_dir("/proc").context("listing /proc")?;
         let entries = dir
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-            .filter_map(entry_of)
+            .filter_map(|pid| entry_of(pid, from_ticks))
             .map(|e| (e.pid, e))
             .collect();
         let table = ProcessTable {
@@ -153,14 +165,19 @@ impl ProcessTable {
     }
 }
 
-/// The entry for one process, or `None` when it has exited since or is a zombie.
-fn entry_of(pid: u32) -> Option<ProcessEntry> {
+/// The entry for one process, or `None` when it has exited since or is a zombie; its environment
+/// is read only when it started at or after `environ_from` ticks.
+fn entry_of(pid: u32, environ_from: u64) -> Option<ProcessEntry> {
     let stat = Stat::read(pid)?;
     if matches!(stat.state, 'Z' | 'X' | 'x') {
         return None;
     }
     // Another user's environment is unreadable: no claim id, as documented on the field.
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let environ = if stat.start_ticks >= environ_from {
+        std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     Some(ProcessEntry {
         pid,
         start_ticks: stat.start_ticks,
@@ -184,6 +201,26 @@ fn claim_in(environ: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn environments_are_read_only_of_processes_started_since_the_given_moment() {
+        // given a process carrying a claim marker
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env(CLAIM_ENV, "c-marked")
+            .spawn()
+            .expect("sleep starts");
+        let pid = child.id();
+        let started = Stat::read(pid).expect("it runs").start_ticks;
+        // when the table is read with environments from its start, and from just after it
+        let from_start = ProcessTable::read_environ_from(started).expect("reads /proc");
+        let after = ProcessTable::read_environ_from(started + 1).expect("reads /proc");
+        let _ = child.kill();
+        let _ = child.wait();
+        // then the first finds its marker and the second did not read its environment
+        assert_eq!(from_start.with_claim_env("c-marked"), vec![pid]);
+        assert_eq!(after.get(pid).map(|e| e.claim_id.clone()), Some(None));
+    }
 
     fn entry(pid: u32, session_id: u32, claim_id: Option<&str>) -> ProcessEntry {
         ProcessEntry {

@@ -2,7 +2,8 @@
 //! PIDs are read (`/proc/PID/stat`, [`ProcessTable::read_pids`]): a Run whose process runs with
 //! its recorded start ticks on this boot is alive, and that is the usual answer. Only a Claim
 //! that is not alive that way needs the whole table (sessions and environments, to find its
-//! surviving writers); it is read then, once, and a Claim is reported dead only when a second,
+//! surviving writers, environments only of processes started since the earliest claimed owner,
+//! `ProcessTable::read_environ_from`); it is read then, once, and a Claim is reported dead only when a second,
 //! fresh read of the whole table agrees. A PID that /proc does not show but the kernel still
 //! knows (a process of another user behind `hidepid`) is never called gone.
 //!
@@ -22,6 +23,9 @@ pub struct Judge {
     boot_id: String,
     /// The claimed PIDs only.
     lean: ProcessTable,
+    /// The earliest start (ticks since boot) of a claimed owner: no older process can carry a
+    /// Claim's marker, so whole reads skip their environments.
+    environ_from: u64,
     /// The whole table, read on the first Claim that is not alive.
     first: Option<ProcessTable>,
     /// The whole table again, read on the first Claim the first one finds dead.
@@ -29,11 +33,15 @@ pub struct Judge {
 }
 
 impl Judge {
-    /// Reads the processes `pids` (the owners of the Claims to judge, local ones included).
-    pub fn new(pids: impl IntoIterator<Item = u32>) -> anyhow::Result<Judge> {
+    /// Reads the processes `owners` (PID and start ticks of the owners of the Claims to judge,
+    /// local ones included).
+    pub fn new(owners: impl IntoIterator<Item = (u32, u64)>) -> anyhow::Result<Judge> {
+        let owners: Vec<(u32, u64)> = owners.into_iter().collect();
+        let pids = owners.iter().map(|(pid, _)| *pid);
         Ok(Judge {
             boot_id: super::identity::boot_id().unwrap_or_default(),
             lean: ProcessTable::read_pids(pids).context("reading this host's processes")?,
+            environ_from: owners.iter().map(|(_, ticks)| *ticks).min().unwrap_or(0),
             first: None,
             second: None,
         })
@@ -46,7 +54,8 @@ impl Judge {
 
     fn whole(&mut self) -> anyhow::Result<&ProcessTable> {
         if self.first.is_none() {
-            let table = ProcessTable::read().context("reading this host's process table")?;
+            let table = ProcessTable::read_environ_from(self.environ_from)
+                .context("reading this host's process table")?;
             self.first = Some(table);
         }
         Ok(self.first.as_ref().expect("read above"))
@@ -64,7 +73,9 @@ impl Judge {
             return Ok(first);
         }
         if self.second.is_none() {
-            self.second = Some(ProcessTable::read().context("reading the process table again")?);
+            let table = ProcessTable::read_environ_from(self.environ_from)
+                .context("reading the process table again")?;
+            self.second = Some(table);
         }
         let second = judge(claim, &boot_id, self.second.as_ref().expect("read above"));
         if matches!(
@@ -138,7 +149,7 @@ mod tests {
     fn a_running_owner_is_alive_without_reading_the_whole_table() {
         // given a Claim owned by this very process
         let me = ProcessIdentity::current();
-        let mut judge = Judge::new([me.pid]).expect("reads /proc");
+        let mut judge = Judge::new([(me.pid, me.start_ticks)]).expect("reads /proc");
         // when it is judged, then it is alive and only its PID was read
         assert_eq!(
             judge
@@ -153,7 +164,7 @@ mod tests {
     fn an_owner_with_other_start_ticks_sends_the_judge_to_the_whole_table() {
         // given a Claim naming this PID but another start: the PID was reused
         let me = ProcessIdentity::current();
-        let mut judge = Judge::new([me.pid]).expect("reads /proc");
+        let mut judge = Judge::new([(me.pid, me.start_ticks)]).expect("reads /proc");
         // when it is judged
         let verdict = judge
             .verdict(&claim_of(me.pid, me.start_ticks + 1))
