@@ -187,6 +187,7 @@ async fn write_report(
     if existing.is_some_and(|e| &e.report == report) {
         return Ok((registry, false));
     }
+    fits(report)?;
     let body = report.to_comment();
     match existing {
         Some(e) => {
@@ -203,4 +204,54 @@ async fn write_report(
     }
     tracing::info!(host = %report.host, claims = report.claims.len(), "host report written");
     Ok((registry, true))
+}
+
+/// Refuses a report every reader would refuse as too large (a host with about 1,000 Claims or
+/// more), rather than writing one that would leave all of its Claims awaiting this host.
+fn fits(report: &HostReport) -> anyhow::Result<()> {
+    match crate::record::encode_checked(Kind::HostReport, &report.to_json()) {
+        Ok(_) => Ok(()),
+        Err(e) => anyhow::bail!(
+            "this host's report on {} Claims is not written: {e}; readers would ignore it and \
+             leave every Claim awaiting this host. A host report holds about 1,000 Claims",
+            report.claims.len()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report_of(claims: usize) -> HostReport {
+        HostReport {
+            host: "h".into(),
+            machine_id: "m".into(),
+            boot_id: "b".into(),
+            claims: (0..claims)
+                .map(|k| ClaimVerdict {
+                    claim_id: format!("c-{k:016x}"),
+                    issue: k as u64 + 1,
+                    verdict: Verdict::Alive,
+                    kept: None,
+                })
+                .collect(),
+            capacity: None,
+            slots_used: None,
+            booted_at: None,
+        }
+    }
+
+    #[test]
+    fn a_report_too_large_for_readers_is_refused_with_the_reason() {
+        // given a host with a few Claims, and one with five thousand
+        // when their reports are checked
+        // then the small one fits and the large one is refused, naming the count and the limit
+        assert!(fits(&report_of(3)).is_ok());
+        let err = fits(&report_of(5_000)).unwrap_err().to_string();
+        assert!(
+            err.contains("5000 Claims") && err.contains("limit"),
+            "{err}"
+        );
+    }
 }
