@@ -10,6 +10,11 @@
 //! the same way: the list read through the new copy shows the first copy if GitHub applied it,
 //! and then the new copy is deleted, so a stale list cannot leave a duplicate record behind.
 //!
+//! An issue about to leave every pass's view (its `in-progress` label removed, so no later pass
+//! reads it) is settled first (`settle_before_leaving`): its comments are read until the list
+//! holds as many as the issue's count, so it hides nothing, and later copies of our own end
+//! records (left by a writer killed between a repeated post and its clean-up) are deleted.
+//!
 //! No clock decides here: the wait ends on evidence (our comment listed) and is bounded only so
 //! that a command does not hang.
 
@@ -17,7 +22,7 @@ use crate::claim::copies;
 use crate::context::Ctx;
 use crate::github::{Comment, GithubError};
 use crate::host::LocalClaim;
-use crate::record::Kind;
+use crate::record::{decode, Decoded, Kind, Record};
 
 /// How many times an issue's comments are read, at most, waiting for our own comment.
 pub const LIST_READS: u32 = 9;
@@ -124,4 +129,61 @@ pub async fn keep_first(ctx: &Ctx, n: u64, posted: Comment, key: &str, kind: Kin
         }
     }
     (*first).clone()
+}
+
+/// Before issue `n` leaves every pass's view: reads its comments (with back-off) until the list
+/// holds at least as many comments as the issue's `comments` count, so a stale list hides no
+/// copy, then deletes every later copy of our own end records (the first trusted end record of
+/// a claim stays). Fails when the list stays behind the count: the caller keeps `in-progress`
+/// and the next pass comes back.
+pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<()> {
+    for read in 0..LIST_READS {
+        if read > 0 {
+            ctx.client.back_off(read).await;
+        }
+        let count = ctx.client.get_issue(n).await?.comments;
+        let comments = ctx.client.list_issue_comments(n).await?;
+        if comments.len() as u64 >= count {
+            for copy in later_end_copies(ctx, &comments) {
+                tracing::info!(
+                    issue = n,
+                    comment = copy,
+                    "deleting a later copy of an end record"
+                );
+                ctx.client.delete_comment(copy).await?;
+            }
+            return Ok(());
+        }
+    }
+    anyhow::bail!(
+        "issue #{n}'s comment list stayed behind its comment count after {LIST_READS} reads; \
+         `in-progress` stays until a pass sees every comment"
+    )
+}
+
+/// Our own end records that repeat a claim's earlier trusted end record.
+fn later_end_copies(ctx: &Ctx, comments: &[Comment]) -> Vec<u64> {
+    let mut first: std::collections::HashMap<String, u64> = Default::default();
+    let mut later = Vec::new();
+    let mut sorted: Vec<&Comment> = comments
+        .iter()
+        .filter(|c| ctx.trust.is_trusted(c.author()))
+        .collect();
+    sorted.sort_by_key(|c| c.id);
+    for c in sorted {
+        let Decoded::Record(Record::End(end)) = decode(c.text()) else {
+            continue;
+        };
+        match first.entry(end.claim_id) {
+            std::collections::hash_map::Entry::Occupied(_) => {
+                if c.author().eq_ignore_ascii_case(&ctx.me) {
+                    later.push(c.id);
+                }
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(c.id);
+            }
+        }
+    }
+    later
 }

@@ -87,6 +87,7 @@ pub async fn end_claim(
         if let Some(label) = add {
             ctx.client.add_label(n, label).await?;
         }
+        crate::fresh::settle_before_leaving(ctx, n).await?;
         ctx.client
             .remove_label(n, &ctx.config.labels.in_progress)
             .await?;

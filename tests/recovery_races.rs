@@ -89,6 +89,21 @@ async fn dead_and_reported(world: &World, title: &str) -> u64 {
     issue
 }
 
+/// A reconcile pass started while GitHub holds label writes, returned once it waits on one
+/// (its end record posted, its labels not yet).
+async fn pass_held_at_its_labels(world: &World) -> tokio::process::Child {
+    world.sim.stall(LABELS_ADD.0, LABELS_ADD.1);
+    world.sim.stall(LABELS_DEL.0, LABELS_DEL.1);
+    let pass = world.cli("r1").arg("reconcile").spawn().unwrap();
+    for _ in 0..500 {
+        if world.sim.stalled() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    pass
+}
+
 /// The state one clean pass leaves: one recovered end record, Ready again, not in progress.
 fn assert_clean_end(world: &World, issue: u64) {
     let e = ends(world, issue);
@@ -127,15 +142,7 @@ async fn reconcile_killed_between_end_record_and_labels_is_finished_by_the_next_
     let world = World::new().await;
     let issue = dead_and_reported(&world, "interrupted pass").await;
     // Given GitHub holding label writes, so a pass stops after its end record
-    world.sim.stall(LABELS_ADD.0, LABELS_ADD.1);
-    world.sim.stall(LABELS_DEL.0, LABELS_DEL.1);
-    let mut pass = world.cli("r1").arg("reconcile").spawn().unwrap();
-    for _ in 0..500 {
-        if world.sim.stalled() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let mut pass = pass_held_at_its_labels(&world).await;
     assert_eq!(
         ends(&world, issue).len(),
         1,
@@ -197,4 +204,30 @@ async fn two_passes_racing_under_stale_lists_leave_one_end_record() {
         .collect();
     assert_eq!(ends.len(), 1, "{ends:#?}");
     assert!(!world.labels(issue).contains(&IN_PROGRESS.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_of_an_end_record_hidden_by_a_stale_list_is_deleted_before_the_issue_is_let_go() {
+    let world = World::new().await;
+    let issue = dead_and_reported(&world, "copy left behind").await;
+    // Given a pass that posted the end record and was killed before its labels
+    let mut pass = pass_held_at_its_labels(&world).await;
+    pass.kill().await.unwrap();
+    pass.wait().await.unwrap();
+    world.sim.release_stalls();
+    // And a second copy of that end record (a writer killed before deleting its repeated post),
+    // which comment lists leave out of their next six reads
+    let end = world
+        .sim
+        .comments(issue)
+        .into_iter()
+        .find(|c| c.body.contains("thirdshift:v1:end"))
+        .expect("the end record was posted");
+    world.sim.lag_next_comments(&[6]);
+    world.sim.add_comment(issue, BOT, &end.body);
+    // When the next pass finishes the issue
+    let out = world.exec("r2", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then the copy is gone before the issue left every pass's view
+    assert_clean_end(&world, issue);
 }

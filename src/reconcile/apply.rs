@@ -78,6 +78,9 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
             applied.labels_changed += 1;
         }
         Action::RemoveLabel { issue, label } => {
+            if *label == ctx.config.labels.in_progress {
+                crate::fresh::settle_before_leaving(ctx, *issue).await?;
+            }
             ctx.client.remove_label(*issue, label).await?;
             applied.labels_changed += 1;
         }
