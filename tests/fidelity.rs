@@ -217,6 +217,166 @@ async fn claims_are_read_from_comments_in_githubs_shape_with_web_line_endings() 
     );
 }
 
+/// Keys one side may have and the other lack (`true`: the emulator has it, the recording does
+/// not), and why. Everything else must match: the same keys, and the same JSON type for each
+/// value (null matches any type: GitHub's nullable fields are null in one reply, set in another).
+const EXCEPTIONS: &[(&str, bool, &str)] = &[
+    (
+        "user_view_type",
+        true,
+        "added to users by GitHub after the recordings (2022)",
+    ),
+    (
+        "has_discussions",
+        true,
+        "added to repositories by GitHub after the recordings",
+    ),
+    (
+        "status",
+        true,
+        "added to error bodies by GitHub after the recordings",
+    ),
+    (
+        "closed_by",
+        true,
+        "GitHub leaves it out of issue lists; the emulator always sends it",
+    ),
+    (
+        "organization",
+        false,
+        "the recorded repository belongs to an organization",
+    ),
+    ("allow_auto_merge", false, MERGE_SETTINGS),
+    ("allow_merge_commit", false, MERGE_SETTINGS),
+    ("allow_rebase_merge", false, MERGE_SETTINGS),
+    ("allow_squash_merge", false, MERGE_SETTINGS),
+    ("allow_update_branch", false, MERGE_SETTINGS),
+    ("delete_branch_on_merge", false, MERGE_SETTINGS),
+    ("use_squash_pr_title_as_default", false, MERGE_SETTINGS),
+    ("temp_clone_token", false, MERGE_SETTINGS),
+];
+
+const MERGE_SETTINGS: &str =
+    "repository settings GitHub shows its admins; the emulator has none and the tool reads none";
+
+/// Where `emulated` departs in shape from `recorded`: keys one has and the other lacks, values
+/// of different JSON types. Arrays compare their first items.
+fn shape_differences(recorded: &Value, emulated: &Value, at: &str, out: &mut Vec<String>) {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    let excepted = |key: &str, emulated_only: bool| {
+        EXCEPTIONS
+            .iter()
+            .any(|(k, side, _)| *k == key && *side == emulated_only)
+    };
+    match (recorded, emulated) {
+        (Value::Null, _) | (_, Value::Null) => {}
+        (Value::Object(r), Value::Object(e)) => {
+            for (key, value) in r {
+                match e.get(key) {
+                    Some(other) => shape_differences(value, other, &format!("{at}.{key}"), out),
+                    None if excepted(key, false) => {}
+                    None => out.push(format!("{at}.{key}: recorded, not emulated")),
+                }
+            }
+            for key in e
+                .keys()
+                .filter(|k| !r.contains_key(*k) && !excepted(k, true))
+            {
+                out.push(format!("{at}.{key}: emulated, not recorded"));
+            }
+        }
+        (Value::Array(r), Value::Array(e)) => {
+            if let (Some(r), Some(e)) = (r.first(), e.first()) {
+                shape_differences(r, e, &format!("{at}[0]"), out);
+            }
+        }
+        (r, e) if kind(r) != kind(e) => {
+            out.push(format!("{at}: recorded {}, emulated {}", kind(r), kind(e)))
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn the_emulators_replies_have_the_recorded_replies_keys_and_types() {
+    // Given an emulator with an issue carrying a label, and GitHub's recorded replies
+    let sim = Sim::new(SimConfig::default());
+    sim.add_user("octo", TOKEN, Permission::Admin);
+    let issue = sim.create_issue("octo", "Wobbles", "Steps", &["bug"]);
+    let server = sim.serve(([127, 0, 0, 1], 0).into()).await.unwrap();
+    let octo = bearer_client(&server.url, TOKEN);
+    let repo = format!("/repos/{}", sim.repo_full_name());
+    let recorded = |name: &str, i: usize| scenario(name)[i]["response"].clone();
+    let cases = [
+        (
+            "GET",
+            format!("{repo}/issues"),
+            None,
+            recorded("paginate-issues", 0),
+        ),
+        (
+            "POST",
+            format!("{repo}/issues"),
+            Some(json!({"title": "New"})),
+            recorded("add-labels-to-issue", 0),
+        ),
+        (
+            "POST",
+            format!("{repo}/issues/{issue}/labels"),
+            Some(json!({"labels": ["Foo"]})),
+            recorded("add-labels-to-issue", 1),
+        ),
+        ("GET", format!("{repo}/labels"), None, recorded("labels", 0)),
+        (
+            "POST",
+            format!("{repo}/labels"),
+            Some(json!({"name": "test-label", "color": "663399"})),
+            recorded("labels", 1),
+        ),
+        (
+            "GET",
+            format!("{repo}/labels/test-label"),
+            None,
+            recorded("labels", 2),
+        ),
+        ("GET", repo.clone(), None, recorded("get-repository", 0)),
+        (
+            "POST",
+            format!("{repo}/labels"),
+            Some(json!({"name": "foo", "color": "invalid"})),
+            recorded("errors", 0),
+        ),
+        (
+            "GET",
+            format!("{repo}/branches/main/protection"),
+            None,
+            recorded("branch-protection", 0),
+        ),
+    ];
+    let mut differences = Vec::new();
+    for (method, path, body, recorded) in cases {
+        // When the emulator answers the same kind of request
+        let x = send(&octo, method, "", &path, body, Default::default()).await;
+        let emulated = x.body.clone().unwrap_or(Value::Null);
+        // Then its reply has the recorded reply's keys and types
+        shape_differences(&recorded, &emulated, &x.describe(), &mut differences);
+    }
+    assert!(
+        differences.is_empty(),
+        "{} differences:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
+
 /// The relations of a `Link` header, in order, and the path of each URL.
 fn link_relations(link: Option<&str>) -> Vec<(String, String)> {
     let Some(link) = link else { return Vec::new() };
