@@ -336,6 +336,7 @@ impl<'w> Soak<'w> {
             let kind = match r.status {
                 502 => "502",
                 429 => "429 secondary limit",
+                403 => "403 secondary limit",
                 0 => "dropped connection",
                 _ => continue,
             };
