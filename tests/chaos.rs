@@ -134,12 +134,13 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
     settle(&mut soak).await;
     soak.check(true);
     final_state(&mut soak);
+    soak.check_salvaged();
     soak.count_faults();
     let c = &soak.counts;
     println!(
         "chaos seed {seed}: {} passes in {:.0?}, {} pickups, Runs started {}, kills {:?}, passes \
          killed {}, faults {:?}, recoveries {}, commands failed under faults {}, transient \
-         duplicate ends {}, violations {}",
+         duplicate ends {}, salvages {} (pushed {}, commits on origin checked {}), violations {}",
         c.passes,
         started.elapsed(),
         c.pickups,
@@ -150,6 +151,9 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
         c.recoveries,
         c.failed_commands,
         c.transient_duplicates,
+        c.salvages,
+        c.salvages_pushed,
+        c.salvaged_commits,
         c.violations.len()
     );
     assert!(
@@ -166,4 +170,5 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
     );
     assert!(c.passes_killed >= 5 && c.recoveries >= 2, "{c:?}");
     assert!(c.faults.len() == 4, "{:?}", c.faults);
+    assert!(c.salvages_pushed >= 1 && c.salvaged_commits >= 2, "{c:?}");
 }
