@@ -1,7 +1,7 @@
 //! The chaos soak: 3 simulated hosts, 30 Ready issues, real Runs started by `pickup`, and for
 //! hundreds of passes random SIGKILLs of Runs, of their commands' sessions, of both, and of
 //! `observe --reconcile` and `reconcile` mid-pass, while the emulator answers 502s (some after
-//! applying a write), 429 secondary limits, drops connections and serves stale comment lists.
+//! applying a write), secondary limits (429 and 403), drops connections and serves stale comment lists.
 //! After every pass and at the end the invariants of issue 10 are checked (see
 //! docs/reliability.md); the counts are printed. Bounded by count, loopback only.
 //!
@@ -30,7 +30,8 @@ fn faults() -> Faults {
     Faults {
         server_error_rate: 0.04,
         applied_before_error: 0.5,
-        rate_limited_rate: 0.002,
+        rate_limited_rate: 0.004,
+        secondary_as_403: 0.5,
         dropped_rate: 0.02,
         stale_list_reads: Some(Duration::from_millis(200)),
         ..Faults::default()
@@ -134,12 +135,13 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
     settle(&mut soak).await;
     soak.check(true);
     final_state(&mut soak);
+    soak.check_salvaged();
     soak.count_faults();
     let c = &soak.counts;
     println!(
         "chaos seed {seed}: {} passes in {:.0?}, {} pickups, Runs started {}, kills {:?}, passes \
          killed {}, faults {:?}, recoveries {}, commands failed under faults {}, transient \
-         duplicate ends {}, violations {}",
+         duplicate ends {}, salvages {} (pushed {}, commits on origin checked {}), violations {}",
         c.passes,
         started.elapsed(),
         c.pickups,
@@ -150,6 +152,9 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
         c.recoveries,
         c.failed_commands,
         c.transient_duplicates,
+        c.salvages,
+        c.salvages_pushed,
+        c.salvaged_commits,
         c.violations.len()
     );
     assert!(
@@ -165,5 +170,6 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
         c.runs_killed
     );
     assert!(c.passes_killed >= 5 && c.recoveries >= 2, "{c:?}");
-    assert!(c.faults.len() == 3, "{:?}", c.faults);
+    assert!(c.faults.len() == 4, "{:?}", c.faults);
+    assert!(c.salvages_pushed >= 1 && c.salvaged_commits >= 2, "{c:?}");
 }

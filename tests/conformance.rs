@@ -928,7 +928,7 @@ fn validator_accepts_real_github_replies_recorded_by_octokit_fixtures() {
     ];
     let mut checked = 0;
     for scenario in scenarios {
-        for recorded in fixture(scenario).as_array().unwrap() {
+        for recorded in &support::replay::scenario(scenario) {
             let method = recorded["method"].as_str().unwrap().to_ascii_uppercase();
             let path = recorded["path"].as_str().unwrap();
             let Some(route) = try_route_of(&method, path) else {
@@ -950,21 +950,6 @@ fn validator_accepts_real_github_replies_recorded_by_octokit_fixtures() {
         checked >= 8,
         "only {checked} recorded replies matched a served route"
     );
-}
-
-/// A scenario of @octokit/fixtures, installed next to the description.
-fn fixture(scenario: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(".ci/vendor/node_modules/@octokit/fixtures/scenarios/api.github.com")
-        .join(scenario)
-        .join("normalized-fixture.json");
-    let text = std::fs::read(&path).unwrap_or_else(|e| {
-        panic!(
-            "{} missing ({e}): run .ci/install-fixtures.sh",
-            path.display()
-        )
-    });
-    serde_json::from_slice(&text).expect("fixture is JSON")
 }
 
 #[test]

@@ -92,12 +92,14 @@ fn key_secrets(keys: &KeyPair) -> Vec<(&'static str, String)> {
     out
 }
 
-/// GitHub failing a fifth of the requests (502, half of failed writes applied) and 2% with 429.
+/// GitHub failing a fifth of the requests (502, half of failed writes applied) and 2% with a
+/// secondary limit (half 429, half 403).
 fn flaky() -> Faults {
     Faults {
         server_error_rate: 0.2,
         applied_before_error: 0.5,
         rate_limited_rate: 0.02,
+        secondary_as_403: 0.5,
         ..Faults::default()
     }
 }

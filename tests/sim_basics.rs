@@ -438,6 +438,26 @@ async fn secondary_limit_fault_answers_429_with_retry_after() {
 }
 
 #[tokio::test]
+async fn secondary_limit_fault_can_answer_githubs_403_form_with_retry_after() {
+    let (sim, server) = given_default_sim().await;
+    // Given every request answered as a secondary limit, in its 403 form
+    sim.set_faults(Faults {
+        rate_limited_rate: 1.0,
+        secondary_as_403: 1.0,
+        ..Faults::default()
+    });
+    // When a client reads the issues
+    let a = get(&client(&server, Some(ADMIN)), ISSUES).await;
+    // Then it gets 403 with retry-after and GitHub's secondary limit message
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+    assert_eq!(a.header("retry-after"), "1");
+    assert!(a.json["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("secondary rate limit"));
+}
+
+#[tokio::test]
 async fn faults_are_reproducible_from_the_seed() {
     let mut runs = Vec::new();
     for _ in 0..2 {

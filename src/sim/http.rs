@@ -33,7 +33,10 @@ enum Fault {
     ServerError {
         apply: bool,
     },
-    SecondaryLimit,
+    /// A secondary rate limit, as 403 (`forbidden`) or 429.
+    SecondaryLimit {
+        forbidden: bool,
+    },
     /// The connection breaks after the status line: the client never reads a body.
     Dropped {
         apply: bool,
@@ -88,7 +91,7 @@ pub(crate) async fn pipeline(State(sim): State<Sim>, mut req: Request, next: Nex
     }
     sim.stalls.wait(seen.method.as_str(), &seen.route).await;
     let resp = match fault {
-        Some(Fault::SecondaryLimit) => secondary_limit(),
+        Some(Fault::SecondaryLimit { forbidden }) => secondary_limit(forbidden),
         Some(Fault::Dropped { apply }) => {
             if apply {
                 let _ = next.run(req).await;
@@ -227,7 +230,8 @@ fn draw_fault(sim: &Sim, seen: &Seen) -> Option<Fault> {
         let apply = write && st.rng.next_f64() < f.applied_before_error;
         Some(Fault::ServerError { apply })
     } else if x < limited {
-        Some(Fault::SecondaryLimit)
+        let forbidden = st.rng.next_f64() < f.secondary_as_403;
+        Some(Fault::SecondaryLimit { forbidden })
     } else if x < limited + f.dropped_rate {
         let apply = write && st.rng.next_f64() < f.applied_before_error;
         Some(Fault::Dropped { apply })
@@ -257,9 +261,15 @@ fn bad_gateway() -> Response {
     ApiError::new(StatusCode::BAD_GATEWAY, "Server Error").into_response()
 }
 
-fn secondary_limit() -> Response {
+/// GitHub's secondary limit reply: 429, or 403 when `forbidden`, with `retry-after`.
+fn secondary_limit(forbidden: bool) -> Response {
+    let status = if forbidden {
+        StatusCode::FORBIDDEN
+    } else {
+        StatusCode::TOO_MANY_REQUESTS
+    };
     let mut e = ApiError::new(
-        StatusCode::TOO_MANY_REQUESTS,
+        status,
         "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
     );
     e.documentation_url = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits";

@@ -183,12 +183,9 @@ pub(crate) fn issue(base: &str, st: &State, i: &Issue) -> Value {
         "author_association": association(st, &i.author),
         "performed_via_github_app": null,
         "reactions": rollup(&format!("{url}/reactions"), st, Target::Issue(i.number)),
+        // `null` for an issue never closed, as GitHub sends it (its recorded replies have it).
+        "state_reason": i.state_reason,
     });
-    // GitHub sends `null` for an issue never closed, but its OpenAPI enum has no null, so a
-    // strict validator refuses it: leave the (optional) field out instead.
-    if let Some(reason) = &i.state_reason {
-        v["state_reason"] = json!(reason);
-    }
     if let Some(pull) = &i.pull {
         v["pull_request"] = super::json_refs::issue_pull_link(base, st, i.number, pull);
     }

@@ -87,8 +87,11 @@ pub struct Faults {
     pub server_error_rate: f64,
     /// Of the faulted writes, the fraction applied first and then answered 502.
     pub applied_before_error: f64,
-    /// Fraction answered 429 with `retry-after: 1` (a secondary rate limit).
+    /// Fraction answered as a secondary rate limit, with `retry-after: 1`: 429, or GitHub's
+    /// other form of it, 403 (see `secondary_as_403`).
     pub rate_limited_rate: f64,
+    /// Of the secondary limits, the fraction answered 403 rather than 429 (GitHub sends both).
+    pub secondary_as_403: f64,
     /// Fraction whose connection breaks after the status line, before the body (of the faulted
     /// writes, `applied_before_error` are applied first), as a dropped connection does.
     pub dropped_rate: f64,

@@ -14,6 +14,12 @@ use thirdshift_reconciler::record::{decode, ClaimView, Decoded, Outcome, Record,
 
 use super::*;
 
+// The soak's bare origin; tests that also load `support` compile this file twice, harmlessly.
+#[allow(clippy::duplicate_mod, dead_code)]
+#[path = "../support/origin.rs"]
+mod origin;
+use origin::Origin;
+
 /// A small seeded PRNG (xorshift64*), so a soak is reproducible from its seed.
 pub struct Rng(pub u64);
 
@@ -64,6 +70,10 @@ pub struct Counts {
     pub recoveries: u64,
     pub failed_commands: u64,
     pub transient_duplicates: u64,
+    /// End records that say what salvage kept, those pushed, and the commits checked on origin.
+    pub salvages: u64,
+    pub salvages_pushed: u64,
+    pub salvaged_commits: u64,
     pub violations: Vec<String>,
 }
 
@@ -77,6 +87,8 @@ pub struct Soak<'w> {
     pub rng: Rng,
     pub killed: Vec<Killed>,
     pub counts: Counts,
+    /// The bare origin the emulator reads branches from and Runs push to.
+    pub origin: Origin,
 }
 
 impl<'w> Soak<'w> {
@@ -94,6 +106,8 @@ impl<'w> Soak<'w> {
         let issues = (0..issues)
             .map(|i| world.ready_issue(&format!("chaos {i}")))
             .collect();
+        let origin = Origin::new();
+        world.sim.set_git_origin(origin.bare.clone());
         Soak {
             world,
             hosts,
@@ -103,6 +117,7 @@ impl<'w> Soak<'w> {
             rng: Rng(seed | 1),
             killed: Vec::new(),
             counts: Counts::default(),
+            origin,
         }
     }
 
@@ -117,16 +132,24 @@ impl<'w> Soak<'w> {
         cmd
     }
 
-    /// `pickup` on a random host; each Run's command passes a stage, leaves its mark, then works
-    /// for one to four seconds.
+    /// `pickup` on a random host; each Run's command clones origin into its own worktree on the
+    /// Issue branch, passes a stage naming that worktree, leaves its mark, commits a file, leaves
+    /// another one uncommitted, then works for one to four seconds: a Run killed then leaves
+    /// work for salvage.
     pub async fn pickup(&mut self) {
         let host = self.host();
         let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
         let secs = 1 + self.rng.below(4);
         let marks = self.marks.display();
+        let (bare, trees) = (self.origin.bare.display(), self.marks.display());
+        let g = "git -c user.name=Run -c user.email=run@example.org -c commit.gpgsign=false";
         let script = format!(
-            "'{bin}' stage working || exit 9; \
-             touch '{marks}/'\"$THIRDSHIFT_ISSUE.$THIRDSHIFT_CLAIM_ID\"; sleep {secs}"
+            "id=\"$THIRDSHIFT_ISSUE.$THIRDSHIFT_CLAIM_ID\"; b=\"issue-$THIRDSHIFT_ISSUE\"; \
+             wt='{trees}/'\"wt-$id\"; {g} clone -q '{bare}' \"$wt\" || exit 8; cd \"$wt\"; \
+             {g} checkout -q -B \"$b\" \"origin/$b\" 2>/dev/null || {g} checkout -q -b \"$b\"; \
+             '{bin}' stage working --worktree \"$wt\" || exit 9; \
+             touch '{marks}/'\"$id\"; echo \"$id\" > \"$id.txt\"; {g} add \"$id.txt\"; \
+             {g} commit -qm \"work $id\"; echo draft > \"draft-$id.txt\"; sleep {secs}"
         );
         let out = self
             .cli(&host)
@@ -330,12 +353,51 @@ impl<'w> Soak<'w> {
         out
     }
 
+    /// Checks that every commit a salvage reports pushed (its head, its salvage commit and the
+    /// commits origin lacked before) is on origin's Issue branch; counts salvages and commits.
+    pub fn check_salvaged(&mut self) {
+        for n in self.issues.clone() {
+            for (claim, end) in self.world.ownership(n).ended {
+                let Some(kept) = end.record.kept else {
+                    continue;
+                };
+                self.counts.salvages += 1;
+                if !kept.pushed {
+                    continue;
+                }
+                self.counts.salvages_pushed += 1;
+                let tip = format!("refs/heads/{}", kept.branch);
+                let shas = kept
+                    .head
+                    .iter()
+                    .chain(&kept.salvage_commit)
+                    .chain(&kept.commits);
+                for sha in shas {
+                    self.counts.salvaged_commits += 1;
+                    let on_origin = std::process::Command::new("git")
+                        .arg("-C")
+                        .arg(&self.origin.bare)
+                        .args(["merge-base", "--is-ancestor", sha, &tip])
+                        .status()
+                        .is_ok_and(|s| s.success());
+                    if !on_origin {
+                        self.counts.violations.push(format!(
+                            "end: #{n} claim {}: salvaged commit {sha} not on origin's {tip}",
+                            claim.record.claim_id
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
     /// Tallies the faults the emulator injected, from its request log.
     pub fn count_faults(&mut self) {
         for r in self.world.sim.requests() {
             let kind = match r.status {
                 502 => "502",
                 429 => "429 secondary limit",
+                403 => "403 secondary limit",
                 0 => "dropped connection",
                 _ => continue,
             };

@@ -10,4 +10,6 @@ pub mod openapi;
 #[allow(dead_code)]
 pub mod origin;
 #[allow(dead_code)]
+pub mod replay;
+#[allow(dead_code)]
 pub mod schema;
