@@ -18,8 +18,8 @@ use crate::claim::{ownership, post_record};
 use crate::context::Ctx;
 use crate::host::stop::stop;
 use crate::record::{
-    decode, new_request_id, CancelRecord, CancelView, ClaimRecord, ClaimView, Decoded, EndView,
-    Kind, Outcome, Ownership, Record,
+    new_request_id, CancelRecord, CancelView, ClaimRecord, ClaimView, EndView, Kind, Outcome,
+    Ownership,
 };
 use crate::release::{end_claim, Ending, Released};
 use crate::snapshot::Snapshot;
@@ -252,17 +252,9 @@ fn outcome_of(request: &CancelView) -> Outcome {
 /// while posting), our later copies are deleted so exactly one remains.
 async fn keep_first_end(ctx: &Ctx, n: u64, claim_id: &str) -> anyhow::Result<()> {
     let comments = ctx.client.list_issue_comments(n).await?;
-    let Some(first) = crate::claim::find_end(ctx, &comments, claim_id) else {
-        return Ok(());
-    };
-    let later_ours = comments.iter().filter(|c| {
-        c.id > first.id
-            && c.author().eq_ignore_ascii_case(&ctx.me)
-            && matches!(decode(c.text()), Decoded::Record(Record::End(e)) if e.claim_id == claim_id)
-    });
-    for c in later_ours {
-        tracing::info!(issue = n, comment = c.id, "removing a second end record");
-        ctx.client.delete_comment(c.id).await?;
+    for copy in crate::fresh::later_end_copies(ctx, &comments, Some(claim_id)) {
+        tracing::info!(issue = n, comment = copy, "removing a second end record");
+        ctx.client.delete_comment(copy).await?;
     }
     Ok(())
 }

@@ -144,7 +144,7 @@ pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<()> {
         let count = ctx.client.get_issue(n).await?.comments;
         let comments = ctx.client.list_issue_comments(n).await?;
         if comments.len() as u64 >= count {
-            for copy in later_end_copies(ctx, &comments) {
+            for copy in later_end_copies(ctx, &comments, None) {
                 tracing::info!(
                     issue = n,
                     comment = copy,
@@ -161,28 +161,25 @@ pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<()> {
     )
 }
 
-/// Our own end records that repeat a claim's earlier trusted end record.
-fn later_end_copies(ctx: &Ctx, comments: &[Comment]) -> Vec<u64> {
-    let mut first: std::collections::HashMap<String, u64> = Default::default();
-    let mut later = Vec::new();
+/// Our own end records that repeat a claim's earlier trusted end record (of `only` that claim,
+/// when given).
+pub(crate) fn later_end_copies(ctx: &Ctx, comments: &[Comment], only: Option<&str>) -> Vec<u64> {
+    let mut ended = std::collections::HashSet::new();
     let mut sorted: Vec<&Comment> = comments
         .iter()
         .filter(|c| ctx.trust.is_trusted(c.author()))
         .collect();
     sorted.sort_by_key(|c| c.id);
+    let mut later = Vec::new();
     for c in sorted {
         let Decoded::Record(Record::End(end)) = decode(c.text()) else {
             continue;
         };
-        match first.entry(end.claim_id) {
-            std::collections::hash_map::Entry::Occupied(_) => {
-                if c.author().eq_ignore_ascii_case(&ctx.me) {
-                    later.push(c.id);
-                }
-            }
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(c.id);
-            }
+        if only.is_some_and(|id| id != end.claim_id) {
+            continue;
+        }
+        if !ended.insert(end.claim_id) && c.author().eq_ignore_ascii_case(&ctx.me) {
+            later.push(c.id);
         }
     }
     later

@@ -15,9 +15,10 @@ use thirdshift_reconciler::config::Config;
 use thirdshift_reconciler::context::Ctx;
 use thirdshift_reconciler::github::{Client, Repo};
 use thirdshift_reconciler::host::{HostIdentity, StateDir};
-use thirdshift_reconciler::reconcile::{decide, plan, PlanInput};
+use thirdshift_reconciler::reconcile::{decide, plan, Plan, PlanInput};
 use thirdshift_reconciler::record::{EndRecord, Outcome, Trust};
-use thirdshift_reconciler::snapshot::{incremental, read};
+use thirdshift_reconciler::snapshot::incremental::{self, CachedRead};
+use thirdshift_reconciler::snapshot::read;
 
 /// splitmix64: a seeded, dependency-free random source.
 struct Rng(u64);
@@ -33,6 +34,36 @@ impl Rng {
 
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// What a pass would decide at one moment: from a naive full read, and from the cache alone.
+struct PlansNow {
+    input: PlanInput,
+    full: Plan,
+    through: CachedRead,
+    cached: Plan,
+}
+
+async fn plans_now(cached: &Ctx, naive: &Ctx, path: &std::path::Path) -> PlansNow {
+    let input = PlanInput {
+        actor: "reconcile@reconciler".into(),
+        now: Utc::now(),
+    };
+    let full = plan(
+        &read::read(naive, &[]).await.expect("full read"),
+        &cached.config,
+        &input,
+    );
+    let through = incremental::read(cached, &[], path)
+        .await
+        .expect("cached read");
+    let cached = plan(&through.snapshot, &cached.config, &input);
+    PlansNow {
+        input,
+        full,
+        through,
+        cached,
     }
 }
 
@@ -145,23 +176,12 @@ async fn cached_and_full_reads_make_the_same_decisions_over_random_histories() {
             for _ in 0..rng.below(5) {
                 change(&mut fleet, &mut rng);
             }
-            let input = PlanInput {
-                actor: "reconcile@reconciler".into(),
-                now: Utc::now(),
-            };
             // then the plan from a full read, from the cache alone, and after confirming agree
-            let full = plan(
-                &read::read(&naive, &[]).await.expect("full read"),
-                &cached.config,
-                &input,
-            );
-            let through = incremental::read(&cached, &[], &path)
-                .await
-                .expect("cached read");
-            let issues = through.snapshot.issues.len();
-            from_cache += issues - through.fresh.len();
-            let unconfirmed = plan(&through.snapshot, &cached.config, &input);
-            assert_eq!(unconfirmed, full, "seed {seed} pass {pass}: cache alone");
+            let now = plans_now(&cached, &naive, &path).await;
+            let (input, full) = (now.input, now.full);
+            let issues = now.through.snapshot.issues.len();
+            from_cache += issues - now.through.fresh.len();
+            assert_eq!(now.cached, full, "seed {seed} pass {pass}: cache alone");
             let (_, decided) = decide(&cached, &input).await.expect("decided");
             assert_eq!(decided, full, "seed {seed} pass {pass}: confirmed");
             thirdshift_reconciler::reconcile::apply::apply(&cached, &decided.actions).await;
@@ -201,20 +221,8 @@ async fn comments_hidden_by_stale_lists_from_a_cached_pass_are_seen_once_lists_c
                 .expect("stale cached read");
             // then once every list shows everything, the cache alone plans as a full read does
             tokio::time::sleep(window + std::time::Duration::from_millis(100)).await;
-            let input = PlanInput {
-                actor: "reconcile@reconciler".into(),
-                now: Utc::now(),
-            };
-            let full = plan(
-                &read::read(&naive, &[]).await.expect("full read"),
-                &cached.config,
-                &input,
-            );
-            let through = incremental::read(&cached, &[], &path)
-                .await
-                .expect("cached read");
-            let unconfirmed = plan(&through.snapshot, &cached.config, &input);
-            assert_eq!(unconfirmed, full, "seed {seed} pass {pass}");
+            let now = plans_now(&cached, &naive, &path).await;
+            assert_eq!(now.cached, now.full, "seed {seed} pass {pass}");
         }
     }
 }

@@ -210,30 +210,13 @@ async fn issue_without_ready_label_is_not_claimed() {
 
 /// A claim record as a stranger would forge it, copied from what our own Runs write.
 fn forged_claim(issue: u64) -> String {
-    use thirdshift_reconciler::record::{ClaimRecord, RunKind};
-    let now = chrono::Utc::now();
-    ClaimRecord {
-        claim_id: "c-forged00000000".into(),
-        issue,
-        host: "evil".into(),
-        machine_id: "m".into(),
-        boot_id: "b".into(),
+    let owner = thirdshift_reconciler::host::ProcessIdentity {
         pid: 1,
         start_ticks: 1,
-        session_id: None,
-        kind: RunKind::Ticket,
-        harness: None,
-        model: None,
-        agent_session: None,
-        branch: None,
-        worktree: None,
-        logs: vec![],
-        stage: "claimed".into(),
-        stage_since: now,
-        claimed_at: now,
-        removed_ready: true,
-    }
-    .to_comment()
+    };
+    let mut claim = claim_record(issue, "evil", "m", owner, "b", "c-forged00000000");
+    claim.stage = "claimed".into();
+    claim.to_comment()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

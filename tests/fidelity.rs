@@ -13,6 +13,7 @@
 //! documented example (`issue-comment-items` in the OpenAPI description) and the 401 path stays
 //! with the emulator's tests (`tests/github_client.rs`).
 
+mod harness;
 mod support;
 
 use std::time::Duration;
@@ -23,7 +24,7 @@ use support::openapi::Spec;
 use support::replay::{scenario, Replay, Route};
 use thirdshift_reconciler::github::{Client, GithubError, Repo, RetryPolicy};
 use thirdshift_reconciler::host::ProcessIdentity;
-use thirdshift_reconciler::record::{ClaimRecord, Ownership, RawComment, RunKind, Trust};
+use thirdshift_reconciler::record::{ClaimRecord, Ownership, RawComment, Trust};
 use thirdshift_reconciler::sim::{Permission, Sim, SimConfig};
 
 const ORG: &str = "octokit-fixture-org";
@@ -145,32 +146,11 @@ fn documented_comments(bodies: &[(&str, String)]) -> Value {
 }
 
 fn claim(issue: u64, claim_id: &str) -> ClaimRecord {
-    let now = chrono::Utc::now();
     let owner = ProcessIdentity {
         pid: 4242,
         start_ticks: 7,
     };
-    ClaimRecord {
-        claim_id: claim_id.into(),
-        issue,
-        host: "fixture-host".into(),
-        machine_id: "m".into(),
-        boot_id: "b".into(),
-        pid: owner.pid,
-        start_ticks: owner.start_ticks,
-        session_id: None,
-        kind: RunKind::Ticket,
-        harness: None,
-        model: None,
-        agent_session: None,
-        branch: None,
-        worktree: None,
-        logs: vec![],
-        stage: "running".into(),
-        stage_since: now,
-        claimed_at: now,
-        removed_ready: true,
-    }
+    harness::claim_record(issue, "fixture-host", "m", owner, "b", claim_id)
 }
 
 #[tokio::test]
