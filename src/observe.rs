@@ -108,12 +108,13 @@ async fn keep_work(
         DeathReason::Rebooted => "rebooted",
         DeathReason::PidGone | DeathReason::PidReused => "killed",
     };
-    let host = ctx.host.host.clone();
+    let (host, claim_id) = (ctx.host.host.clone(), claim.claim_id.clone());
     let kept = tokio::task::spawn_blocking(move || {
         salvage(&SalvageRequest {
             worktree: std::path::Path::new(&worktree),
             branch: &branch,
             remote: "origin",
+            claim_id: &claim_id,
             reason: why,
             host: &host,
             now: chrono::Utc::now(),

@@ -156,6 +156,7 @@ impl World {
             worktree,
             branch: BRANCH,
             remote: "origin",
+            claim_id: "c-1",
             reason: "killed",
             host: "builder-1",
             now: Utc.with_ymd_and_hms(2025, 3, 4, 5, 6, 7).unwrap(),
@@ -447,22 +448,69 @@ fn nothing_is_force_pushed() {
 }
 
 #[test]
-fn repeat_salvage_is_a_no_op() {
-    // given a killed Run's work already salvaged once
+fn repeated_salvage_makes_no_commit_and_reports_what_the_first_kept() {
+    // given a killed Run's work salvaged once, and the pass that did it killed before it could
+    // record the report
     let world = World::started();
     world.make_dirty();
     let first = world.salvage();
     assert!(first.pushed && first.salvage_commit.is_some());
 
-    // when it is salvaged again
+    // when the next pass salvages it again
     let second = world.salvage();
 
-    // then no commit is made and the branch is reported pushed
+    // then no commit is made, and the report is the first one's: its failed-run commit, the
+    // commits it pushed and the dirty files it found, not "nothing to keep"
+    assert_eq!(world.origin_sha(BRANCH), first.head);
+    assert_eq!(second, first);
+}
+
+#[test]
+fn salvage_killed_after_its_commit_is_finished_by_the_repeat_with_that_commit() {
+    // given a salvage that committed the Run's work but was killed before it pushed or wrote
+    // down what it did (simulated: origin unreachable, then its progress file removed)
+    let world = World::started();
+    world.make_dirty();
+    let real = git(&world.main, &["remote", "get-url", "origin"]);
+    let gone = world.tmp.path().join("gone.git");
+    git(
+        &world.main,
+        &["remote", "set-url", "origin", gone.to_str().unwrap()],
+    );
+    let first = world.salvage();
+    assert!(!first.pushed && first.salvage_commit.is_some());
+    let progress = git(&world.wt, &["rev-parse", "--git-path", "thirdshift"]);
+    std::fs::remove_dir_all(world.wt.join(progress)).expect("progress removed");
+    git(&world.main, &["remote", "set-url", "origin", &real]);
+
+    // when the next pass salvages it again
+    let second = world.salvage();
+
+    // then it makes no second commit, pushes the first one and reports it as the salvage commit
+    assert!(second.pushed && !second.nothing_to_keep);
+    assert_eq!(second.salvage_commit, first.salvage_commit);
+    assert_eq!(second.commits, first.commits);
+    assert_eq!(world.origin_sha(BRANCH), first.head);
+}
+
+#[test]
+fn a_later_claim_in_the_same_worktree_does_not_inherit_an_earlier_salvage() {
+    // given a worktree salvaged for one Claim
+    let world = World::started();
+    world.make_dirty();
+    let first = world.salvage();
+    assert!(first.pushed && first.salvage_commit.is_some());
+
+    // when a later Claim's Run, which did nothing in it, is salvaged
+    let mut later = world.request(&world.wt);
+    later.claim_id = "c-2";
+    let second = salvage(&later);
+
+    // then no commit is made and nothing is reported kept
     assert_eq!(second.salvage_commit, None);
     assert!(second.commits.is_empty());
     assert!(second.pushed && second.nothing_to_keep);
     assert_eq!(second.head, first.head);
-    assert_eq!(world.origin_sha(BRANCH), first.head);
     assert_eq!((second.dirty_files, second.unpushed_commits), (0, 0));
     assert_eq!(second.error, None);
 }

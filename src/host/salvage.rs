@@ -23,10 +23,15 @@
 //! branch, which may fail (then the last known state is used). The fetch updates only
 //! `refs/remotes/<remote>/<branch>`, as a plain `git fetch` would.
 //!
+//! A salvage killed half-way (after its commit or push, before its report was recorded) is
+//! repeated by the next pass, which finds nothing left to commit or push: what the first attempt
+//! kept is written before pushing, per Claim, so the repeat reports the same (`progress.rs`).
+//!
 //! `commit.rs` makes the salvage commit; `git.rs` runs git (scrubbed environment, deadlines).
 
 mod commit;
 mod git;
+mod progress;
 
 use std::path::Path;
 
@@ -42,6 +47,8 @@ pub struct SalvageRequest<'a> {
     pub branch: &'a str,
     /// The remote to push to, e.g. `origin`.
     pub remote: &'a str,
+    /// The Claim whose Run's work this is: a repeated salvage of it reports what the first kept.
+    pub claim_id: &'a str,
     /// Why the Run died; goes in the subject: `killed` or `rebooted`.
     pub reason: &'a str,
     pub host: &'a str,
@@ -143,27 +150,66 @@ impl<'a> Salvager<'a> {
             return;
         }
         self.out.dirty_files = self.count_dirty();
+        if self.out.dirty_files > 0 {
+            // Before anything is committed: a repeat after a kill still knows what was dirty.
+            self.remember(None, &[]);
+        }
         let origin = self.fetch_origin();
         let (tip, uncommitted) = self.preserve_uncommitted(&origin);
-        if let Uncommitted::Committed(sha) = &uncommitted {
-            self.out.salvage_commit = Some(sha.clone());
-        }
+        let committed = match &uncommitted {
+            Uncommitted::Committed(sha) => Some(sha.clone()),
+            _ => None,
+        };
         let head = self.git.sha(&format!("{tip}^{{commit}}"));
         let commits = head
             .as_deref()
             .map_or_else(Vec::new, |h| self.new_commits(h));
+        let kept = self.remember(committed.as_ref(), &commits);
         let pushed = match head.as_deref() {
             Some(h) if !commits.is_empty() => self.push(h),
             _ => origin.fresh && origin.sha.is_some() && origin.sha == head,
         };
         self.out.unpushed_commits = if pushed { 0 } else { commits.len() };
-        self.out.nothing_to_keep = commits.is_empty() && !matches!(uncommitted, Uncommitted::Kept);
+        self.out.nothing_to_keep =
+            kept.commits.is_empty() && !matches!(uncommitted, Uncommitted::Kept);
         self.out.pushed = pushed;
         self.out.head = head;
-        self.out.commits = commits;
+        self.out.salvage_commit = kept.salvage_commit;
+        self.out.commits = kept.commits;
+        self.out.dirty_files = kept.dirty_files;
         if !self.errors.is_empty() {
             self.out.error = Some(self.errors.join("; "));
         }
+    }
+
+    /// Adds this attempt's findings to what an earlier attempt for the same Claim kept, and
+    /// writes the result before anything is pushed (a failure to write is only reported).
+    fn remember(&mut self, committed: Option<&String>, commits: &[String]) -> progress::Progress {
+        let (git, wt, claim) = (self.git, self.req.worktree, self.req.claim_id);
+        let earlier = progress::load(git, wt, claim);
+        let own = match (committed, &earlier.salvage_commit) {
+            (None, None) => self.own_commit(commits),
+            _ => None,
+        };
+        let committed = committed.or(own.as_ref());
+        let kept = earlier.merged(committed, commits, self.out.dirty_files);
+        if let Err(e) = progress::save(git, wt, claim, &kept) {
+            tracing::warn!("salvage of claim {claim}: {e}");
+        }
+        kept
+    }
+
+    /// Among `commits` (not on origin yet), the salvage commit an earlier attempt for this Claim
+    /// made before it was killed, by its trailer.
+    fn own_commit(&self, commits: &[String]) -> Option<String> {
+        let trailer = format!("{}: {}", commit::CLAIM_TRAILER, self.req.claim_id);
+        commits.iter().rev().find_map(|c| {
+            let message = self.git.run(&["log", "-1", "--format=%B", c]).ok()?;
+            message
+                .lines()
+                .any(|l| l.trim() == trailer)
+                .then(|| c.clone())
+        })
     }
 
     /// Refuses names git could read as options or that are not valid refs.
@@ -332,6 +378,7 @@ mod tests {
             worktree: Path::new("/nowhere"),
             branch: "issue-7",
             remote: "origin",
+            claim_id: "c-1",
             reason: "killed",
             host: "h",
             now: Utc::now(),

@@ -77,6 +77,10 @@ fn identity_args(has_name: bool, has_email: bool) -> Vec<String> {
     args
 }
 
+/// The trailer naming the Claim whose Run's work a salvage commit holds, so a repeated salvage
+/// of that Claim recognises the commit as its own.
+pub(super) const CLAIM_TRAILER: &str = "Thirdshift-Claim";
+
 /// Subject and body of the salvage commit.
 fn commit_message(req: &SalvageRequest) -> (String, String) {
     let subject = format!("thirdshift: failed run ({})", one_line(req.reason));
@@ -87,8 +91,10 @@ fn commit_message(req: &SalvageRequest) -> (String, String) {
          Uncommitted work at the time of the failure is included in this commit.\n\
          \n\
          Time: {time}\n\
-         Host: {host}",
+         Host: {host}\n\
+         {CLAIM_TRAILER}: {claim}",
         reason = one_line(req.reason),
+        claim = one_line(req.claim_id),
     );
     (subject, body)
 }
@@ -113,6 +119,7 @@ mod tests {
             worktree: Path::new("/nowhere"),
             branch: "issue-7",
             remote: "origin",
+            claim_id: "c-1",
             reason,
             host,
             now: Utc.with_ymd_and_hms(2025, 3, 4, 5, 6, 7).unwrap(),
@@ -125,6 +132,7 @@ mod tests {
         assert_eq!(subject, "thirdshift: failed run (killed)");
         assert!(body.contains("Time: 2025-03-04T05:06:07Z"), "{body}");
         assert!(body.contains("Host: builder-1"), "{body}");
+        assert!(body.ends_with("\nThirdshift-Claim: c-1"), "{body}");
         assert!(body.contains("Uncommitted work at the time of the failure is included"));
     }
 
