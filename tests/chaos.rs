@@ -5,10 +5,13 @@
 //! After every pass and at the end the invariants of issue 10 are checked (see
 //! docs/reliability.md); the counts are printed. Bounded by count, loopback only.
 //!
+//! Runs are stopped at stages, not at moments (`harness/gates.rs`), so the final state is
+//! compared twice: with what the kills alone decide (a Run killed is recovered, a Run whose
+//! command was killed failed, a Run left alone done or failed), and issue by issue with a
+//! fault-free replay of the same Runs stopped the same way (`harness/replay.rs`).
+//!
 //! Profiles: the short one (default) runs `CHAOS_PASSES` = 200 passes; a long one is
-//! `CHAOS_PASSES=2000 CHAOS_SEED=7 cargo test --release --test chaos -- --nocapture`. It does not
-//! replay the faults: the final state is compared with what the kills alone decide (a Run killed
-//! is recovered, a Run whose command was killed failed, a Run left alone done or failed).
+//! `CHAOS_PASSES=2000 CHAOS_SEED=7 cargo test --release --test chaos -- --nocapture`.
 
 mod harness;
 
@@ -38,40 +41,73 @@ fn faults() -> Faults {
     }
 }
 
+/// An emulator with a budget no soak exhausts: the soak measures safety, benches/ measure
+/// request cost.
+async fn world(seed: u64) -> World {
+    World::with_config(SimConfig {
+        rate_limit: 1_000_000,
+        seed,
+        ..SimConfig::default()
+    })
+    .await
+}
+
 /// One pass: maybe a pickup, maybe a kill, one host's `observe --reconcile` and a `reconcile`,
 /// each maybe killed mid-pass. Returns whether a reconcile completed.
 async fn pass(soak: &mut Soak<'_>) -> bool {
     if soak.rng.chance(35) {
         soak.pickup().await;
     }
-    if soak.rng.chance(12) {
-        soak.kill_a_run().await;
-    }
+    soak.advance(40);
     let a = soak.pass_of(&["observe", "--reconcile"], 15).await;
     let b = soak.pass_of(&["reconcile"], 15).await;
     a || b
 }
 
-/// Lets every Run end, then passes without faults or kills until nothing changes.
+/// Lets every Run end (every gate opened, no more kills), then two passes per host without
+/// faults or kills.
 async fn settle(soak: &mut Soak<'_>) {
     soak.world.sim.set_faults(Faults::default());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while soak
-        .issues
-        .iter()
-        .filter_map(|n| soak.world.ownership(*n).owner)
-        .any(|c| alive(&c))
-    {
-        assert!(Instant::now() < deadline, "Runs still alive after 30 s");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        soak.advance(100);
+        let busy = soak
+            .issues
+            .iter()
+            .any(|n| soak.world.ownership(*n).active().any(alive));
+        if !busy && soak.gates.waiting().is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "Runs still alive after 60 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     for _ in 0..2 {
         for host in soak.hosts.clone() {
-            observe_reconcile(soak.world, &host).await;
+            soak.exec_ok(&host, &["observe", "--reconcile"]).await;
         }
-        let out = soak.world.exec("reconciler", &["reconcile"]).await;
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        soak.exec_ok("reconciler", &["reconcile"]).await;
     }
+}
+
+/// The same Runs stopped the same way, replayed one at a time without faults on a fresh
+/// emulator: every issue must end as it ended in the soak. Returns the replay's duration.
+async fn compare_with_replay(soak: &mut Soak<'_>, seed: u64) -> Duration {
+    let started = Instant::now();
+    let world = world(seed).await;
+    let mut again = Soak::new(&world, soak.hosts.len(), soak.issues.len(), seed);
+    again.replay(&soak.fates).await;
+    let (soaked, replayed) = (soak.end_states(&soak.fates), again.end_states(&again.fates));
+    for (n, state) in &soaked {
+        if replayed.get(n) != Some(state) {
+            soak.counts.violations.push(format!(
+                "end: #{n} differs from the fault-free replay:
+  soak:   {state}
+  replay: {}",
+                replayed.get(n).map_or("-", |s| s.as_str())
+            ));
+        }
+    }
+    started.elapsed()
 }
 
 /// Then, at the end: no issue stuck or lost, one end per claim, outcomes as the kills decide.
@@ -115,13 +151,7 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
     let passes = env_u64("CHAOS_PASSES", 200);
     let seed = env_u64("CHAOS_SEED", 10);
     let started = Instant::now();
-    // A budget no soak exhausts: the soak measures safety, benches/ measure request cost.
-    let world = World::with_config(SimConfig {
-        rate_limit: 1_000_000,
-        seed,
-        ..SimConfig::default()
-    })
-    .await;
+    let world = world(seed).await;
     // Given 3 hosts, 30 Ready issues and GitHub failing, limiting, dropping and serving stale lists
     let mut soak = Soak::new(&world, 3, 30, seed);
     world.sim.set_faults(faults());
@@ -137,15 +167,19 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
     final_state(&mut soak);
     soak.check_salvaged();
     soak.count_faults();
+    let replay_took = compare_with_replay(&mut soak, seed).await;
     let c = &soak.counts;
     println!(
-        "chaos seed {seed}: {} passes in {:.0?}, {} pickups, Runs started {}, kills {:?}, passes \
-         killed {}, faults {:?}, recoveries {}, commands failed under faults {}, transient \
-         duplicate ends {}, salvages {} (pushed {}, commits on origin checked {}), violations {}",
+        "chaos seed {seed}: {} passes in {:.0?}, {} pickups, Runs started {} (owners {}, lost \
+         races {:?}), kills {:?}, passes killed {}, faults {:?}, recoveries {}, commands failed \
+         under faults {}, transient duplicate ends {}, salvages {} (pushed {}, commits on origin \
+         checked {}), fault-free replay {:.0?}, violations {}",
         c.passes,
         started.elapsed(),
         c.pickups,
         soak.ends().len(),
+        soak.fates.len(),
+        soak.unreplayed(),
         c.runs_killed,
         c.passes_killed,
         c.faults,
@@ -155,6 +189,7 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
         c.salvages,
         c.salvages_pushed,
         c.salvaged_commits,
+        replay_took,
         c.violations.len()
     );
     assert!(

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use thirdshift_reconciler::host::process::{session_members, signal_session};
+use thirdshift_reconciler::host::process::session_members;
 use thirdshift_reconciler::host::ProcessIdentity;
 use thirdshift_reconciler::record::{decode, ClaimView, Decoded, Outcome, Record, Verdict};
 
@@ -34,17 +34,6 @@ impl Rng {
     pub fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
     }
-}
-
-/// How a Run was broken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kill {
-    /// kill -9 of the Run and its command's whole session.
-    Whole,
-    /// kill -9 of the Run only: its command keeps writing until it ends.
-    RunOnly,
-    /// kill -9 of the command's session only: the Run sees it die and ends the Claim failed.
-    Child,
 }
 
 /// One Run the soak broke, and when its host first reported it dead.
@@ -77,15 +66,19 @@ pub struct Counts {
     pub violations: Vec<String>,
 }
 
-/// The soak: a World, its hosts, its issues, and the marks Runs leave once their stage passed.
+/// The soak: a World, its hosts, its issues, the gates its Runs wait at and what it did to them.
 pub struct Soak<'w> {
     pub world: &'w World,
     pub hosts: Vec<String>,
     pub issues: Vec<u64>,
     pub config: PathBuf,
-    pub marks: PathBuf,
+    pub gates: Gates,
     pub rng: Rng,
     pub killed: Vec<Killed>,
+    /// Every owner Run's end, in the order the soak decided them.
+    pub fates: Vec<Fate>,
+    /// Commands of Runs killed alone, to stop at a pass.
+    pub stops: Vec<(u64, Waiting)>,
     pub counts: Counts,
     /// The bare origin the emulator reads branches from and Runs push to.
     pub origin: Origin,
@@ -101,8 +94,6 @@ impl<'w> Soak<'w> {
         }
         let config = world.dir.path().join("chaos.yml");
         std::fs::write(&config, text).expect("config written");
-        let marks = world.dir.path().join("marks");
-        std::fs::create_dir_all(&marks).expect("marks folder");
         let issues = (0..issues)
             .map(|i| world.ready_issue(&format!("chaos {i}")))
             .collect();
@@ -113,9 +104,11 @@ impl<'w> Soak<'w> {
             hosts,
             issues,
             config,
-            marks,
+            gates: Gates::new(world.dir.path(), &origin.bare),
             rng: Rng(seed | 1),
             killed: Vec::new(),
+            fates: Vec::new(),
+            stops: Vec::new(),
             counts: Counts::default(),
             origin,
         }
@@ -126,31 +119,16 @@ impl<'w> Soak<'w> {
         self.hosts[i].clone()
     }
 
-    fn cli(&self, host: &str) -> tokio::process::Command {
+    pub fn cli(&self, host: &str) -> tokio::process::Command {
         let mut cmd = self.world.cli(host);
         cmd.arg("--config").arg(&self.config);
         cmd
     }
 
-    /// `pickup` on a random host; each Run's command clones origin into its own worktree on the
-    /// Issue branch, passes a stage naming that worktree, leaves its mark, commits a file, leaves
-    /// another one uncommitted, then works for one to four seconds: a Run killed then leaves
-    /// work for salvage.
+    /// `pickup` on a random host; each Run's command waits at the gates of `gates.rs`.
     pub async fn pickup(&mut self) {
         let host = self.host();
-        let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
-        let secs = 1 + self.rng.below(4);
-        let marks = self.marks.display();
-        let (bare, trees) = (self.origin.bare.display(), self.marks.display());
-        let g = "git -c user.name=Run -c user.email=run@example.org -c commit.gpgsign=false";
-        let script = format!(
-            "id=\"$THIRDSHIFT_ISSUE.$THIRDSHIFT_CLAIM_ID\"; b=\"issue-$THIRDSHIFT_ISSUE\"; \
-             wt='{trees}/'\"wt-$id\"; {g} clone -q '{bare}' \"$wt\" || exit 8; cd \"$wt\"; \
-             {g} checkout -q -B \"$b\" \"origin/$b\" 2>/dev/null || {g} checkout -q -b \"$b\"; \
-             '{bin}' stage working --worktree \"$wt\" || exit 9; \
-             touch '{marks}/'\"$id\"; echo \"$id\" > \"$id.txt\"; {g} add \"$id.txt\"; \
-             {g} commit -qm \"work $id\"; echo draft > \"draft-$id.txt\"; sleep {secs}"
-        );
+        let script = self.gates.script();
         let out = self
             .cli(&host)
             .args(["pickup", "--", "sh", "-c", &script])
@@ -194,43 +172,91 @@ impl<'w> Soak<'w> {
         status.code() == Some(0)
     }
 
-    /// Breaks one live Run not broken before, chosen at random, if there is one (a Run broken
-    /// twice would make the outcome the kills decide ambiguous).
-    pub async fn kill_a_run(&mut self) {
-        let live: Vec<ClaimView> = self
-            .issues
+    /// Moves Runs waiting at a gate on, each with probability `pct`: a Run that does not own its
+    /// issue goes on (its `stage` will refuse it); an owner at `claimed` is killed (1 in 5) or
+    /// goes on; at `working` it is killed (1 in 3) or exits, 0 or (1 in 5) 1. A Run killed alone
+    /// has its command stopped one or two passes later. Every owner's end is kept as a [`Fate`].
+    pub fn advance(&mut self, pct: u64) {
+        let pass = self.counts.passes;
+        let due: Vec<Waiting> = self
+            .stops
             .iter()
-            .filter_map(|n| self.world.ownership(*n).owner)
-            .filter(|c| c.record.session_id.is_some() && alive(c))
-            .filter(|c| !self.killed.iter().any(|k| k.claim_id == c.record.claim_id))
+            .filter(|(at, _)| *at <= pass || pct == 100)
+            .map(|(_, w)| w.clone())
             .collect();
-        if live.is_empty() {
-            return;
+        self.stops.retain(|(at, _)| *at > pass && pct < 100);
+        due.iter().for_each(|w| self.gates.stop(w));
+        for w in self.gates.waiting() {
+            if due.contains(&w) || self.stops.iter().any(|(_, s)| *s == w) {
+                continue;
+            }
+            if !self.rng.chance(pct) {
+                continue;
+            }
+            let Some(owner) = self.world.ownership(w.issue).owner else {
+                self.gates.open(&w, "go");
+                continue;
+            };
+            if owner.record.claim_id != w.claim_id {
+                self.gates.open(&w, "go");
+                continue;
+            }
+            let end = self.choose(&w, pct == 100);
+            let Some(end) = end else {
+                self.gates.open(&w, "go");
+                continue;
+            };
+            self.end_run(&w, end, &owner);
         }
-        let c = &live[self.rng.below(live.len() as u64) as usize];
-        let how = match self.rng.below(3) {
+    }
+
+    /// The end of an owner Run waiting as `w`: `None` lets it go on. `settling`: no kills.
+    fn choose(&mut self, w: &Waiting, settling: bool) -> Option<End> {
+        let kill = if settling {
+            None
+        } else if w.stage == Stage::Claimed {
+            self.rng.chance(20).then(|| self.kind())
+        } else {
+            self.rng.chance(33).then(|| self.kind())
+        };
+        match (kill, w.stage) {
+            (Some(how), _) => Some(End::Kill(how)),
+            (None, Stage::Claimed) => None,
+            (None, Stage::Working) if !settling && self.rng.chance(20) => Some(End::Exit(1)),
+            (None, Stage::Working) => Some(End::Exit(0)),
+        }
+    }
+
+    fn kind(&mut self) -> Kill {
+        match self.rng.below(3) {
             0 => Kill::Whole,
             1 => Kill::RunOnly,
             _ => Kill::Child,
-        };
-        let sid = c.record.session_id.unwrap_or(0);
-        if how != Kill::Child {
-            // SAFETY: kill(2) with a PID read from a claim this soak's Runs wrote.
-            unsafe { libc::kill(c.record.pid as i32, libc::SIGKILL) };
         }
-        if how != Kill::RunOnly {
-            signal_session(sid, libc::SIGKILL);
-        }
-        let name = match how {
-            Kill::Whole => "run and session",
-            Kill::RunOnly => "run only",
-            Kill::Child => "session only",
+    }
+
+    pub(super) fn end_run(&mut self, w: &Waiting, end: End, owner: &ClaimView) {
+        self.gates.apply(w, end);
+        self.fates.push(Fate {
+            issue: w.issue,
+            host: owner.record.host.clone(),
+            claim_id: w.claim_id.clone(),
+            claim_comment: owner.comment_id,
+            stage: w.stage,
+            end,
+        });
+        let End::Kill(how) = end else {
+            return;
         };
-        *self.counts.runs_killed.entry(name).or_default() += 1;
+        if how == Kill::RunOnly {
+            let later = 1 + self.rng.below(2);
+            self.stops.push((self.counts.passes + later, w.clone()));
+        }
+        *self.counts.runs_killed.entry(how.name()).or_default() += 1;
         self.killed.push(Killed {
-            issue: c.record.issue,
-            claim_id: c.record.claim_id.clone(),
-            host: c.record.host.clone(),
+            issue: w.issue,
+            claim_id: w.claim_id.clone(),
+            host: owner.record.host.clone(),
             how,
             dead_since_pass: None,
             reconciles_since: 0,
@@ -289,7 +315,7 @@ impl<'w> Soak<'w> {
         }
         let working: Vec<&ClaimView> = own
             .active()
-            .filter(|c| self.marked(n, &c.record.claim_id) && alive(c))
+            .filter(|c| self.gates.passed_stage(n, &c.record.claim_id) && alive(c))
             .collect();
         if working.len() > 1 {
             self.counts.violations.push(format!(
@@ -307,10 +333,6 @@ impl<'w> Soak<'w> {
             .filter(|p| format!("{}", p.kind).contains("another end record"))
             .count();
         self.counts.transient_duplicates += dups as u64;
-    }
-
-    fn marked(&self, issue: u64, claim_id: &str) -> bool {
-        self.marks.join(format!("{issue}.{claim_id}")).exists()
     }
 
     /// Claim ids some trusted host report calls dead.

@@ -5,12 +5,16 @@
 
 mod action;
 mod chaos;
+mod gates;
 mod pickup;
+mod replay;
 mod runs;
 #[allow(unused_imports)]
 pub use action::*;
 #[allow(unused_imports)]
 pub use chaos::*;
+#[allow(unused_imports)]
+pub use gates::*;
 #[allow(unused_imports)]
 pub use pickup::*;
 #[allow(unused_imports)]

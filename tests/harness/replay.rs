@@ -1,0 +1,180 @@
+//! The chaos soak's fault-free replay: the same Runs (by issue and host, in the order their
+//! claims were posted) on a fresh emulator with no fault, no stale list and no pass killed, each
+//! stopped at the same gate the same way (`gates.rs`), one at a time, its issue settled by
+//! `observe --reconcile` on its host and a `reconcile` before the next. And each issue's final
+//! state in words, so the soak's and the replay's can be compared. It asserts nothing about the
+//! soak; it panics only when the replay itself cannot be driven (a Run never reaches its gate).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use thirdshift_reconciler::host::process::session_members;
+
+use super::*;
+
+impl Soak<'_> {
+    /// Replays `fates` (another soak's) on this soak's fresh World, one Run at a time.
+    pub async fn replay(&mut self, fates: &[Fate]) {
+        let mut fates = fates.to_vec();
+        fates.sort_by_key(|f| f.claim_comment);
+        for f in &fates {
+            self.replay_one(f).await;
+        }
+    }
+
+    async fn replay_one(&mut self, f: &Fate) {
+        let script = self.gates.script();
+        let mut run = self
+            .cli(&f.host)
+            .args(["run", "--issue", &f.issue.to_string(), "--", "sh", "-c"])
+            .arg(&script)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("run starts");
+        let mut w = self.wait_at(&mut run, f.issue, Stage::Claimed).await;
+        if f.stage == Stage::Working {
+            self.gates.open(&w, "go");
+            w = self.wait_at(&mut run, f.issue, Stage::Working).await;
+        }
+        let owner = self.world.ownership(f.issue).owner;
+        let owner = owner.filter(|o| o.record.claim_id == w.claim_id);
+        let owner = owner.unwrap_or_else(|| panic!("replay: #{} not owned by its Run", f.issue));
+        self.end_run(&w, f.end, &owner);
+        if f.end == End::Kill(Kill::RunOnly) {
+            self.stops.clear();
+            self.gates.stop(&w);
+        }
+        let _ = run.wait().await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !session_members(w.sid).is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "replay: #{} session lives",
+                f.issue
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        for _ in 0..5 {
+            if self.ends().contains_key(&w.claim_id) {
+                return;
+            }
+            self.exec_ok(&f.host, &["observe", "--reconcile"]).await;
+            self.exec_ok("reconciler", &["reconcile"]).await;
+        }
+        panic!("replay: #{} claim {} never ended", f.issue, w.claim_id);
+    }
+
+    /// Waits until the one Run of `issue` waits at `stage`; panics if its Run exits first.
+    async fn wait_at(&self, run: &mut tokio::process::Child, issue: u64, stage: Stage) -> Waiting {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let mut found = self.gates.waiting().into_iter();
+            if let Some(w) = found.find(|w| w.issue == issue && w.stage == stage) {
+                return w;
+            }
+            if let Ok(Some(status)) = run.try_wait() {
+                panic!("replay: the Run on #{issue} exited ({status}) before {stage:?}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "replay: #{issue} never {stage:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Runs `args` on `host` with the soak's config, to exit 0.
+    pub async fn exec_ok(&self, host: &str, args: &[&str]) {
+        let out = self.cli(host).args(args).output().await.expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+
+    /// Each issue's final state in words: open or closed, labels, the ends of the Runs in `fates`
+    /// (their claim ids named `run1`, `run2`… in claim order), and the Issue branch on origin
+    /// (commit subjects and files). Timing-specific details (ids, times, reasons) are left out.
+    pub fn end_states(&self, fates: &[Fate]) -> BTreeMap<u64, String> {
+        let mut names: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
+        for f in fates {
+            let runs = names.entry(f.issue).or_default();
+            runs.push((f.claim_comment, f.claim_id.clone()));
+            runs.sort();
+        }
+        let mut out = BTreeMap::new();
+        for &n in &self.issues {
+            let runs = names.remove(&n).unwrap_or_default();
+            let ids: Vec<String> = runs.into_iter().map(|(_, id)| id).collect();
+            out.insert(n, self.end_state(n, &ids));
+        }
+        out
+    }
+
+    fn end_state(&self, n: u64, ids: &[String]) -> String {
+        let issue = self.world.sim.issue(n).expect("issue exists");
+        let mut labels = issue.labels.clone();
+        labels.sort();
+        let mut ends = Vec::new();
+        for (claim, end) in self.world.ownership(n).ended {
+            let Some(k) = ids.iter().position(|id| *id == claim.record.claim_id) else {
+                continue;
+            };
+            let kept = end.record.kept.map(|s| {
+                let commit = if s.salvage_commit.is_some() {
+                    " +commit"
+                } else {
+                    ""
+                };
+                let (pushed, n, dirty) = (s.pushed, s.commits.len(), s.dirty_files);
+                format!(" kept(pushed {pushed}, {n} commits, {dirty} dirty{commit})")
+            });
+            let outcome = end.record.outcome.as_str();
+            let host = &claim.record.host;
+            ends.push(format!(
+                "run{} {host} {outcome}{}",
+                k + 1,
+                kept.unwrap_or_default()
+            ));
+        }
+        let branch = format!("refs/heads/issue-{n}");
+        let log = self.origin_git(&["log", "--reverse", "--format=%s", &branch]);
+        let files = self.origin_git(&["ls-tree", "-r", "--name-only", &branch]);
+        let name = |text: &str| {
+            let mut text = text.to_string();
+            for (k, id) in ids.iter().enumerate() {
+                text = text.replace(id.as_str(), &format!("run{}", k + 1));
+            }
+            text
+        };
+        let mut files: Vec<String> = files.lines().map(name).collect();
+        files.sort();
+        format!(
+            "{} {labels:?} | {} | commits: {} | files: {}",
+            issue.state,
+            ends.join(", "),
+            name(&log.replace('\n', "; ")),
+            files.join(" ")
+        )
+    }
+
+    /// git in the bare origin; empty when it fails (no such branch).
+    fn origin_git(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&self.origin.bare)
+            .args(args)
+            .output()
+            .expect("git runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Claims of the soak no fate names (Runs that lost a race), by outcome.
+    pub fn unreplayed(&self) -> BTreeMap<&'static str, u64> {
+        let mut out = BTreeMap::new();
+        for (id, outcome) in self.ends() {
+            if !self.fates.iter().any(|f| f.claim_id == id) {
+                *out.entry(outcome.as_str()).or_default() += 1;
+            }
+        }
+        out
+    }
+}
