@@ -59,6 +59,7 @@ async fn pass(soak: &mut Soak<'_>) -> bool {
         soak.pickup().await;
     }
     soak.advance(40);
+    soak.maybe_requeue(20);
     let a = soak.pass_of(&["observe", "--reconcile"], 15).await;
     let b = soak.pass_of(&["reconcile"], 15).await;
     a || b
@@ -95,7 +96,7 @@ async fn compare_with_replay(soak: &mut Soak<'_>, seed: u64) -> Duration {
     let started = Instant::now();
     let world = world(seed).await;
     let mut again = Soak::new(&world, soak.hosts.len(), soak.issues.len(), seed);
-    again.replay(&soak.fates).await;
+    again.replay(&soak.fates, &soak.requeues).await;
     let (soaked, replayed) = (soak.end_states(&soak.fates), again.end_states(&again.fates));
     for (n, state) in &soaked {
         if replayed.get(n) != Some(state) {
@@ -171,7 +172,7 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
     let c = &soak.counts;
     println!(
         "chaos seed {seed}: {} passes in {:.0?}, {} pickups, Runs started {} (owners {}, lost \
-         races {:?}), kills {:?}, passes killed {}, faults {:?}, recoveries {}, commands failed \
+         races {:?}), kills {:?}, requeued {}, passes killed {}, faults {:?}, recoveries {}, commands failed \
          under faults {}, transient duplicate ends {}, salvages {} (pushed {}, commits on origin \
          checked {}), fault-free replay {:.0?}, violations {}",
         c.passes,
@@ -181,6 +182,7 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
         soak.fates.len(),
         soak.unreplayed(),
         c.runs_killed,
+        c.requeues,
         c.passes_killed,
         c.faults,
         c.recoveries,

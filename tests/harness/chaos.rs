@@ -58,6 +58,8 @@ pub struct Counts {
     pub faults: BTreeMap<&'static str, u64>,
     pub recoveries: u64,
     pub failed_commands: u64,
+    /// Worked issues put back in the queue (`fates.rs`).
+    pub requeues: u64,
     pub transient_duplicates: u64,
     /// End records that say what salvage kept, those pushed, and the commits checked on origin.
     pub salvages: u64,
@@ -79,6 +81,8 @@ pub struct Soak<'w> {
     pub fates: Vec<Fate>,
     /// Commands of Runs killed alone, to stop at a pass.
     pub stops: Vec<(u64, Waiting)>,
+    /// Issues a person put back in the queue: (issue, its last claim's comment id then).
+    pub requeues: Vec<(u64, u64)>,
     pub counts: Counts,
     /// The bare origin the emulator reads branches from and Runs push to.
     pub origin: Origin,
@@ -109,6 +113,7 @@ impl<'w> Soak<'w> {
             killed: Vec::new(),
             fates: Vec::new(),
             stops: Vec::new(),
+            requeues: Vec::new(),
             counts: Counts::default(),
             origin,
         }
@@ -170,97 +175,6 @@ impl<'w> Soak<'w> {
             self.counts.failed_commands += 1;
         }
         status.code() == Some(0)
-    }
-
-    /// Moves Runs waiting at a gate on, each with probability `pct`: a Run that does not own its
-    /// issue goes on (its `stage` will refuse it); an owner at `claimed` is killed (1 in 5) or
-    /// goes on; at `working` it is killed (1 in 3) or exits, 0 or (1 in 5) 1. A Run killed alone
-    /// has its command stopped one or two passes later. Every owner's end is kept as a [`Fate`].
-    pub fn advance(&mut self, pct: u64) {
-        let pass = self.counts.passes;
-        let due: Vec<Waiting> = self
-            .stops
-            .iter()
-            .filter(|(at, _)| *at <= pass || pct == 100)
-            .map(|(_, w)| w.clone())
-            .collect();
-        self.stops.retain(|(at, _)| *at > pass && pct < 100);
-        due.iter().for_each(|w| self.gates.stop(w));
-        for w in self.gates.waiting() {
-            if due.contains(&w) || self.stops.iter().any(|(_, s)| *s == w) {
-                continue;
-            }
-            if !self.rng.chance(pct) {
-                continue;
-            }
-            let Some(owner) = self.world.ownership(w.issue).owner else {
-                self.gates.open(&w, "go");
-                continue;
-            };
-            if owner.record.claim_id != w.claim_id {
-                self.gates.open(&w, "go");
-                continue;
-            }
-            let end = self.choose(&w, pct == 100);
-            let Some(end) = end else {
-                self.gates.open(&w, "go");
-                continue;
-            };
-            self.end_run(&w, end, &owner);
-        }
-    }
-
-    /// The end of an owner Run waiting as `w`: `None` lets it go on. `settling`: no kills.
-    fn choose(&mut self, w: &Waiting, settling: bool) -> Option<End> {
-        let kill = if settling {
-            None
-        } else if w.stage == Stage::Claimed {
-            self.rng.chance(20).then(|| self.kind())
-        } else {
-            self.rng.chance(33).then(|| self.kind())
-        };
-        match (kill, w.stage) {
-            (Some(how), _) => Some(End::Kill(how)),
-            (None, Stage::Claimed) => None,
-            (None, Stage::Working) if !settling && self.rng.chance(20) => Some(End::Exit(1)),
-            (None, Stage::Working) => Some(End::Exit(0)),
-        }
-    }
-
-    fn kind(&mut self) -> Kill {
-        match self.rng.below(3) {
-            0 => Kill::Whole,
-            1 => Kill::RunOnly,
-            _ => Kill::Child,
-        }
-    }
-
-    pub(super) fn end_run(&mut self, w: &Waiting, end: End, owner: &ClaimView) {
-        self.gates.apply(w, end);
-        self.fates.push(Fate {
-            issue: w.issue,
-            host: owner.record.host.clone(),
-            claim_id: w.claim_id.clone(),
-            claim_comment: owner.comment_id,
-            stage: w.stage,
-            end,
-        });
-        let End::Kill(how) = end else {
-            return;
-        };
-        if how == Kill::RunOnly {
-            let later = 1 + self.rng.below(2);
-            self.stops.push((self.counts.passes + later, w.clone()));
-        }
-        *self.counts.runs_killed.entry(how.name()).or_default() += 1;
-        self.killed.push(Killed {
-            issue: w.issue,
-            claim_id: w.claim_id.clone(),
-            host: owner.record.host.clone(),
-            how,
-            dead_since_pass: None,
-            reconciles_since: 0,
-        });
     }
 
     /// Checks every invariant after a pass; `reconciled`: a reconcile pass completed in it.

@@ -5,6 +5,7 @@
 
 mod action;
 mod chaos;
+mod fates;
 mod gates;
 mod pickup;
 mod replay;
@@ -13,6 +14,8 @@ mod runs;
 pub use action::*;
 #[allow(unused_imports)]
 pub use chaos::*;
+#[allow(unused_imports)]
+pub use fates::*;
 #[allow(unused_imports)]
 pub use gates::*;
 #[allow(unused_imports)]

@@ -1,5 +1,5 @@
 //! The chaos soak's fault-free replay: the same Runs (by issue and host, in the order their
-//! claims were posted) on a fresh emulator with no fault, no stale list and no pass killed, each
+//! claims were posted) and the same issues put back in the queue, on a fresh emulator with no fault, no stale list and no pass killed, each
 //! stopped at the same gate the same way (`gates.rs`), one at a time, its issue settled by
 //! `observe --reconcile` on its host and a `reconcile` before the next. And each issue's final
 //! state in words, so the soak's and the replay's can be compared. It asserts nothing about the
@@ -13,12 +13,24 @@ use thirdshift_reconciler::host::process::session_members;
 use super::*;
 
 impl Soak<'_> {
-    /// Replays `fates` (another soak's) on this soak's fresh World, one Run at a time.
-    pub async fn replay(&mut self, fates: &[Fate]) {
-        let mut fates = fates.to_vec();
-        fates.sort_by_key(|f| f.claim_comment);
-        for f in &fates {
-            self.replay_one(f).await;
+    /// Replays `fates` and `requeues` (another soak's) on this soak's fresh World, one Run at a
+    /// time, in the order of the claims they follow.
+    pub async fn replay(&mut self, fates: &[Fate], requeues: &[(u64, u64)]) {
+        let mut events: Vec<(u64, Option<&Fate>, u64)> = fates
+            .iter()
+            .map(|f| (f.claim_comment, Some(f), f.issue))
+            .chain(requeues.iter().map(|&(n, after)| (after, None, n)))
+            .collect();
+        // A requeue follows the claim it names, before any later claim.
+        events.sort_by_key(|&(at, fate, _)| (at, fate.is_none()));
+        for (_, fate, n) in events {
+            match fate {
+                Some(f) => self.replay_one(f).await,
+                None => {
+                    requeue(self.world, n);
+                    self.requeues.push((n, 0));
+                }
+            }
         }
     }
 
