@@ -107,6 +107,7 @@ async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
         reason,
         exit_code: None,
         signal: None,
+        kept: None,
     };
     match release(&ctx, &a.claim, &ending).await? {
         Released::Ended => println!("claim {} ended: {}", a.claim, outcome.as_str()),

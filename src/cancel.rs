@@ -215,6 +215,7 @@ async fn carry_out_one(
         reason: text::cancelled_reason(request, &how),
         exit_code: None,
         signal: Some(signal),
+        kept: None,
     };
     let actor = format!("observe@{}", ctx.host.host);
     let (n, id) = (claim.issue, claim.claim_id.as_str());
@@ -339,6 +340,7 @@ mod tests {
             reason: "the Run was stopped by signal 15".into(),
             exit_code: None,
             signal,
+            kept: None,
         }
     }
 
