@@ -1,9 +1,9 @@
 //! A Run: take the Claim, start CMD in a new session with the Claim in its environment, record
 //! the session in the claim record, and end the Claim when CMD exits (done, or failed with its
 //! exit status). SIGINT, SIGTERM and SIGHUP to the Run are forwarded to CMD's whole session; after
-//! a grace period the session is killed, and the issue is handed back. A Run that ends failed
-//! keeps its worktree's work first (`keep.rs`: commit and push once its command's processes are
-//! gone), and its end record says what was kept.
+//! a grace period the session is killed, and the issue is handed back. A Run that ends failed or
+//! handed back keeps its worktree's work first (`keep.rs`: commit and push once its command's
+//! processes are gone), and its end record says what was kept.
 //! Taking and ending the Claim live in `claim.rs` and `release.rs`; this file supervises.
 
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
@@ -65,13 +65,13 @@ pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Resul
 }
 
 /// The reason for the salvage commit of a Run that ended this way, when its worktree is
-/// salvaged at all: a Run that finished (`done`) delivers its own work.
+/// salvaged at all: a failed Run and one stopped by a signal (handed back, or cancelled when a
+/// request is pending) keep their work; a Run that finished (`done`) delivers its own.
 fn salvage_reason(ending: &Ending) -> Option<String> {
-    match ending.outcome {
-        Outcome::Failed => Some(crate::text::keep::reason_failed(
-            ending.exit_code,
-            ending.signal,
-        )),
+    use crate::text::keep::{reason_failed, reason_stopped};
+    match (ending.outcome, ending.signal) {
+        (Outcome::Failed, _) => Some(reason_failed(ending.exit_code, ending.signal)),
+        (Outcome::HandedBack, Some(sig)) => Some(reason_stopped(sig)),
         _ => None,
     }
 }

@@ -262,6 +262,39 @@ async fn exit_code(run: &mut LiveRun) -> Option<i32> {
     status.code()
 }
 
+/// Makes the first push from `work` hang (its receive-pack sleeps) and later ones go through;
+/// the future resolves to the hanging process's PID once that first push has started.
+fn hang_first_push(world: &World, work: &Path) -> impl std::future::Future<Output = String> {
+    let hang = world.dir.path().join("hang");
+    let pid_file = world.dir.path().join("hung-pid");
+    let wrapper = world.dir.path().join("receive-pack");
+    let script = format!(
+        "#!/bin/sh\nif mkdir '{}' 2>/dev/null; then echo $$ > '{}'; exec sleep 600; fi\n\
+         exec git-receive-pack \"$@\"\n",
+        hang.display(),
+        pid_file.display()
+    );
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let receive = wrapper.display().to_string();
+    git(work, &["config", "remote.origin.receivepack", &receive]);
+    async move {
+        for _ in 0..1500 {
+            if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+                if pid.ends_with('\n') {
+                    return pid.trim().to_string();
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the first push never started");
+    }
+}
+
 /// Starts a Run with work in its worktree whose command ends with `then` once let go; the Run's
 /// exit code.
 async fn run_ending_with(world: &World, issue: u64, work: &Path, then: &str) -> Option<i32> {
@@ -372,45 +405,16 @@ async fn run_that_finishes_delivers_its_own_work_and_nothing_is_salvaged() {
 async fn run_killed_mid_salvage_is_salvaged_again_by_its_host_without_a_second_commit() {
     let (world, origin, issue, branch) = setup("killed mid-salvage").await;
     // Given a Run whose first push to origin hangs (its receive-pack waits), with work to keep
-    let hang = world.dir.path().join("hang");
-    let pid_file = world.dir.path().join("hung-pid");
-    let wrapper = world.dir.path().join("receive-pack");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\nif mkdir '{}' 2>/dev/null; then echo $$ > '{}'; exec sleep 600; fi\n\
-             exec git-receive-pack \"$@\"\n",
-            hang.display(),
-            pid_file.display()
-        ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&wrapper)
-        .status()
-        .unwrap();
-    let receive = wrapper.display().to_string();
-    git(
-        &origin.work,
-        &["config", "remote.origin.receivepack", &receive],
-    );
+    let hung_pid = hang_first_push(&world, &origin.work);
     edit(&origin.work, "first-step");
     let (script, gate) = gated(&world, "fail", "exit 1");
     let mut run = start(&world, issue, &origin.work, &script).await;
     std::fs::write(&gate, "").unwrap();
     // When the Run is killed outright while it pushes its salvage commit
-    for _ in 0..1500 {
-        if pid_file.exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(pid_file.exists(), "the Run never pushed its salvage commit");
+    let hung = hung_pid.await;
     run.kill_run_only().await;
-    let hung = std::fs::read_to_string(&pid_file).unwrap();
     std::process::Command::new("kill")
-        .args(["-9", hung.trim()])
+        .args(["-9", &hung])
         .status()
         .unwrap();
     assert_eq!(
@@ -466,4 +470,112 @@ async fn run_whose_command_leaves_a_writer_behind_leaves_the_worktree_alone_and_
     let why = kept.error.as_deref().unwrap_or_default();
     assert!(why.contains("salvage not attempted"), "{why}");
     assert!(world.labels(issue).contains(&HUMAN.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_stopped_by_sigterm_pushes_its_work_and_hands_the_issue_back() {
+    let (world, origin, issue, branch) = setup("sigterm").await;
+    // Given a Run with an unpushed commit and a dirty file
+    edit(&origin.work, "first-step");
+    let mut run = start(&world, issue, &origin.work, "sleep 600").await;
+    // When the Run is sent SIGTERM (a host shutting down, a person pressing Ctrl-C)
+    let pid = run.child.id().expect("the Run runs");
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(exit_code(&mut run).await, Some(128 + libc::SIGTERM));
+    // Then its work is on origin's Issue branch in a failed-run commit naming the signal
+    let log = origin_log(&origin, &branch);
+    assert_eq!(
+        log[..2],
+        ["thirdshift: failed run (stopped by SIGTERM)", "first-step"],
+        "{log:?}"
+    );
+    // And the end record is a hand-back saying what was kept; the issue is Ready again
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0].outcome, Outcome::HandedBack);
+    let kept = ends[0].kept.as_ref().expect("kept");
+    assert!(kept.pushed && kept.commits.len() == 2, "{kept:?}");
+    let labels = world.labels(issue);
+    assert!(labels.contains(&READY.to_string()), "{labels:?}");
+    assert!(!labels.contains(&IN_PROGRESS.to_string()));
+}
+
+/// `cancel --issue N` from host h2, then one `observe` of h1 (with `config`).
+async fn cancel_and_observe(world: &World, issue: u64, config: &Path) {
+    let asked = world
+        .exec("h2", &["cancel", "--issue", &issue.to_string()])
+        .await;
+    assert_eq!(asked.status.code(), Some(0), "{}", stderr(&asked));
+    let out = world
+        .cli("h1")
+        .arg("--config")
+        .arg(config)
+        .arg("observe")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+fn grace_config(world: &World) -> std::path::PathBuf {
+    let config = world.dir.path().join("grace.yml");
+    std::fs::write(&config, "run:\n  kill_grace_secs: 1\n").unwrap();
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_run_pushes_its_work_before_its_claim_ends() {
+    let (world, origin, issue, branch) = setup("cancelled").await;
+    // Given a Run with an unpushed commit and a dirty file
+    edit(&origin.work, "first-step");
+    let mut run = start(&world, issue, &origin.work, "sleep 600").await;
+    // When another host cancels it and the Run's host observes
+    cancel_and_observe(&world, issue, &grace_config(&world)).await;
+    let _ = exit_code(&mut run).await;
+    // Then its work is on origin's Issue branch in one failed-run commit
+    let log = origin_log(&origin, &branch);
+    assert_eq!(log.len(), 3, "{log:?}");
+    assert!(log[0].starts_with("thirdshift: failed run ("), "{log:?}");
+    assert_eq!(log[1], "first-step");
+    // And the one end record is cancelled, saying what was kept; the issue is Ready again
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0].outcome, Outcome::Cancelled);
+    assert!(ends[0].kept.as_ref().is_some_and(|k| k.pushed));
+    assert!(world.labels(issue).contains(&READY.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_run_killed_while_it_keeps_its_work_has_it_kept_by_its_host() {
+    let (world, origin, issue, branch) = setup("cancelled, killed mid-salvage").await;
+    // Given a Run with work to keep whose first push hangs longer than the grace period
+    let hung_pid = hang_first_push(&world, &origin.work);
+    edit(&origin.work, "first-step");
+    let mut run = start(&world, issue, &origin.work, "sleep 600").await;
+    let hung_pid = tokio::spawn(hung_pid);
+    // When another host cancels it and the Run's host observes (stopping it with SIGKILL)
+    cancel_and_observe(&world, issue, &grace_config(&world)).await;
+    let _ = exit_code(&mut run).await;
+    let hung = hung_pid.await.unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", &hung])
+        .status()
+        .unwrap();
+    // Then the host pushed the Run's salvage commit, with no second one
+    let log = origin_log(&origin, &branch);
+    assert_eq!(
+        log[..2],
+        ["thirdshift: failed run (stopped by SIGTERM)", "first-step"],
+        "{log:?}"
+    );
+    assert_eq!(log.len(), 3, "{log:?}");
+    // And the Claim was ended cancelled by the host, saying the work is on origin
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0].outcome, Outcome::Cancelled);
+    assert!(ends[0].actor.starts_with("observe@"), "{}", ends[0].actor);
+    assert!(ends[0].kept.as_ref().is_some_and(|k| k.pushed));
 }

@@ -122,6 +122,13 @@ fn work_lines(e: &EndRecord) -> String {
     }
     if let Some(k) = &e.kept {
         out.push_str(&format!("\n- Work: {}", kept_line(k)));
+        let on_request = matches!(e.outcome, Outcome::HandedBack | Outcome::Cancelled);
+        if on_request && !k.nothing_to_keep {
+            out.push_str(
+                "\n- Stopped on request, so the issue is not handed to people: the next Run (or a \
+                 person) can go on from this work",
+            );
+        }
     }
     if let Some(cmd) = &e.resume {
         out.push_str(&format!("\n- Resume the agent session: {}", code(cmd)));
@@ -469,6 +476,20 @@ mod tests {
             error: Some(keep::writers_left(&[4301], 10)),
             ..crate::record::Salvage::untouched("/work/wt/issue-42".into(), "issue-42".into())
         });
+        insta::assert_snapshot!(end.to_comment());
+    }
+
+    #[test]
+    fn run_stopped_on_request_says_where_its_work_is_and_why_it_is_queued_again() {
+        let mut end = sample_end(Outcome::Cancelled);
+        end.labels_after = Some(vec!["ready-for-agent".into()]);
+        end.exit_code = None;
+        end.signal = Some(15);
+        end.reason = "cancelled on request cx-00000000000000aa by cancel@build-02 (comment \
+                      5000000002): the Run was stopped by signal 15; its command's session was \
+                      stopped"
+            .into();
+        end.kept = Some(salvage(true));
         insta::assert_snapshot!(end.to_comment());
     }
 
