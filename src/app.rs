@@ -2,13 +2,11 @@
 //! returns the exit code. It holds no behaviour of its own beyond wiring.
 
 use crate::claim::{take, ClaimRequest};
-use crate::cli::{
-    ClaimArgs, Cli, Command, Globals, KindArg, ReleaseArgs, ReleaseOutcome, StageArgs,
-};
+use crate::cli::{ClaimArgs, Cli, Command, Globals, ReleaseArgs, ReleaseOutcome, StageArgs};
 use crate::context::Ctx;
 use crate::exit::{Exit, OK};
 use crate::host::{ProcessIdentity, StateDir};
-use crate::record::{Outcome, RunKind};
+use crate::record::Outcome;
 use crate::release::{release, Ending, Released};
 use crate::stage::{stage, StageUpdate};
 
@@ -26,7 +24,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Release(a) => release_cmd(&g, a).await,
         Command::Sim { port, seed } => crate::sim::run_cli(port, seed).await.map(|_| OK),
         Command::Demo => crate::demo::run().await,
-        Command::Pickup(a) => crate::pickup::command(&g, a.max, &a.cmd).await,
+        Command::Pickup(a) => crate::pickup::command(&g, &a).await,
         Command::Observe { reconcile } => observe_cmd(&g, reconcile).await,
         Command::Reconcile => {
             let ctx = Ctx::connect(&g, None).await?;
@@ -53,10 +51,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
 fn request(a: ClaimArgs, owner: ProcessIdentity) -> ClaimRequest {
     ClaimRequest {
         issue: a.issue,
-        kind: match a.kind {
-            KindArg::Ticket => RunKind::Ticket,
-            KindArg::Spec => RunKind::Spec,
-        },
+        kind: a.kind.into(),
         harness: a.harness,
         session: a.session,
         worktree: a.worktree.map(absolute),
@@ -107,6 +102,7 @@ async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
         reason,
         exit_code: None,
         signal: None,
+        kept: None,
     };
     match release(&ctx, &a.claim, &ending).await? {
         Released::Ended => println!("claim {} ended: {}", a.claim, outcome.as_str()),

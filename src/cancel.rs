@@ -4,8 +4,9 @@
 //! answered and nothing is written.
 //!
 //! The owning host's next `observe` carries pending requests out (`carry_out`): it stops the Run
-//! (`host::stop`: TERM, grace, KILL) and ends the Claim as `cancelled` through `release.rs`, end
-//! record first, labels second. The Run, TERMed, hands the issue back itself; `release.rs` asks
+//! (`host::stop`: TERM, grace, KILL), keeps its worktree's work once nothing of it runs
+//! (`crate::keep`), and ends the Claim as `cancelled` through `release.rs`, end record first,
+//! labels second. The Run, TERMed, hands the issue back itself; `release.rs` asks
 //! `as_cancelled` and so writes `cancelled` too, and whichever of the two comes second finds the
 //! end record there and writes nothing. Only trusted authors' requests count (`Ownership`).
 
@@ -190,7 +191,8 @@ pub async fn carry_out(
     Ok((active, carried))
 }
 
-/// Stops one Run and ends its Claim as `cancelled` as `observe@HOST`, unless it ended already.
+/// Stops one Run, keeps its worktree's work (`crate::keep`) and ends its Claim as `cancelled` as
+/// `observe@HOST`, unless it ended already.
 async fn carry_out_one(
     ctx: &Ctx,
     claim: &ClaimRecord,
@@ -210,11 +212,16 @@ async fn carry_out_one(
     } else {
         libc::SIGTERM
     };
+    // Nothing of the Run runs any more: keep its work (stored already when the Run kept it
+    // before handing back; salvaged again, committing nothing twice, when it was killed first).
+    let why = crate::text::keep::reason_cancelled(request.record.recover);
+    let kept = crate::keep::keep_work(ctx, claim, why).await?;
     let ending = Ending {
         outcome: outcome_of(request),
         reason: text::cancelled_reason(request, &how),
         exit_code: None,
         signal: Some(signal),
+        kept,
     };
     let actor = format!("observe@{}", ctx.host.host);
     let (n, id) = (claim.issue, claim.claim_id.as_str());
@@ -339,6 +346,7 @@ mod tests {
             reason: "the Run was stopped by signal 15".into(),
             exit_code: None,
             signal,
+            kept: None,
         }
     }
 

@@ -109,6 +109,15 @@ pub enum KindArg {
     Spec,
 }
 
+impl From<KindArg> for crate::record::RunKind {
+    fn from(k: KindArg) -> Self {
+        match k {
+            KindArg::Ticket => crate::record::RunKind::Ticket,
+            KindArg::Spec => crate::record::RunKind::Spec,
+        }
+    }
+}
+
 /// `run` arguments.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -183,6 +192,12 @@ pub struct PickupArgs {
     /// Start at most this many Runs in this pass (fewer when fewer slots are free).
     #[arg(long)]
     pub max: Option<u32>,
+    /// The kind of the Runs it starts (passed to each `run`; default ticket).
+    #[arg(long, value_enum)]
+    pub kind: Option<KindArg>,
+    /// The agent Harness of the Runs it starts (passed to each `run`, recorded in the claim).
+    #[arg(long)]
+    pub harness: Option<String>,
     /// The command each Run runs, after `--`.
     #[arg(last = true, num_args = 1..)]
     pub cmd: Vec<String>,

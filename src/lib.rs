@@ -16,6 +16,7 @@ pub mod exit;
 pub mod fresh;
 pub mod github;
 pub mod host;
+pub mod keep;
 pub mod observe;
 pub mod pickup;
 pub mod policy;

@@ -12,7 +12,6 @@ use anyhow::Context as _;
 use crate::claim::post_record;
 use crate::context::Ctx;
 use crate::host::capacity::capacity;
-use crate::host::salvage::{salvage, SalvageRequest};
 use crate::host::verdicts::Judge;
 use crate::host::{LocalClaim, LocalStatus};
 use crate::record::{
@@ -87,47 +86,13 @@ fn booted_at(ctx: &Ctx, snapshot: &Snapshot) -> Option<chrono::DateTime<chrono::
 }
 
 /// Salvages the worktree of a Claim proven dead with no writer left (never before): once per
-/// Claim, remembered in its local record so later passes report the same result.
+/// Claim, remembered in its local record so later passes report the same result (`crate::keep`).
 async fn keep_work(
     ctx: &Ctx,
     claim: &ClaimRecord,
     reason: DeathReason,
 ) -> anyhow::Result<Option<Salvage>> {
-    let Some(worktree) = claim.worktree.clone() else {
-        return Ok(None);
-    };
-    let local = ctx.state.load(&claim.claim_id).ok();
-    if let Some(done) = local.as_ref().and_then(|l| l.salvage.clone()) {
-        return Ok(Some(done));
-    }
-    let branch = claim
-        .branch
-        .clone()
-        .unwrap_or_else(|| format!("issue-{}", claim.issue));
-    let why = match reason {
-        DeathReason::Rebooted => "rebooted",
-        DeathReason::PidGone | DeathReason::PidReused => "killed",
-    };
-    let (host, claim_id) = (ctx.host.host.clone(), claim.claim_id.clone());
-    let kept = tokio::task::spawn_blocking(move || {
-        salvage(&SalvageRequest {
-            worktree: std::path::Path::new(&worktree),
-            branch: &branch,
-            remote: "origin",
-            claim_id: &claim_id,
-            reason: why,
-            host: &host,
-            now: chrono::Utc::now(),
-        })
-    })
-    .await
-    .context("salvage task")?;
-    tracing::info!(claim = %claim.claim_id, pushed = kept.pushed, "salvaged: {:?}", kept.error);
-    if local.is_some() {
-        ctx.state
-            .update(&claim.claim_id, |l| l.salvage = Some(kept.clone()))?;
-    }
-    Ok(Some(kept))
+    crate::keep::keep_work(ctx, claim, crate::text::keep::reason_dead(reason)).await
 }
 
 /// Local Claims that may still be active.

@@ -1,5 +1,6 @@
-//! `pickup [--max N] -- CMD...`: fill this host's free capacity with Ready issues, one detached
-//! Run each, then exit. Free capacity is the host's capacity minus its live Claims (local records
+//! `pickup [--max N] [--kind K] [--harness H] -- CMD...`: fill this host's free capacity with
+//! Ready issues, one detached Run each (`run --issue N [--kind K] [--harness H] -- CMD...`), then
+//! exit. Free capacity is the host's capacity minus its live Claims (local records
 //! across every repository, checked alive in the process table); when nothing is free, pickup says
 //! so and sends no request to GitHub at all. Otherwise it lists the open Ready issues, keeps those
 //! a Run may take (no `in-progress`, hand-off or configured skip label, no active claim), in the
@@ -17,13 +18,14 @@ mod launch;
 use anyhow::Context as _;
 use tracing::Instrument as _;
 
-use crate::cli::Globals;
+use crate::cli::{Globals, PickupArgs};
 use crate::config::{Config, PickupOrder};
 use crate::context::Ctx;
 use crate::exit::{ERROR, OK};
 use crate::github::Issue;
 use crate::host::capacity::{capacity, capacity_source, live_claims};
 use crate::host::{HostIdentity, ProcessTable, StateDir};
+use crate::record::RunKind;
 use launch::POLL;
 pub use launch::{attempt, Attempt, Launch, Tried, CLAIM_WAIT};
 
@@ -107,8 +109,11 @@ impl PickupReport {
 
 /// The `pickup` command: checks the slots locally first, so a host at capacity sends no request
 /// to GitHub at all; then connects and picks up. Exit 1 when a Run failed to start.
-pub async fn command(globals: &Globals, max: Option<u32>, cmd: &[String]) -> anyhow::Result<i32> {
-    let launch = Launch::new(globals, cmd)?;
+pub async fn command(globals: &Globals, args: &PickupArgs) -> anyhow::Result<i32> {
+    let max = args.max;
+    let mut launch = Launch::new(globals, &args.cmd)?;
+    launch.kind = args.kind.map(RunKind::from);
+    launch.harness.clone_from(&args.harness);
     let config = Config::load(globals.config.as_deref())?;
     let host = HostIdentity::detect(globals.host.as_deref());
     let state = StateDir::resolve(globals.state_dir.as_deref());

@@ -3,7 +3,7 @@
 //! Claim ends. No IO.
 
 use crate::config::Labels;
-use crate::record::{ClaimRecord, ClaimView, EndView, Outcome};
+use crate::record::{ClaimRecord, ClaimView, EndView, Outcome, Salvage};
 
 /// The stage a claim record starts in.
 pub const STAGE_CLAIMED: &str = "claimed";
@@ -16,19 +16,41 @@ pub fn work_started(record: &ClaimRecord) -> bool {
     record.stage != STAGE_CLAIMED && record.stage != STAGE_RUNNING
 }
 
+/// Whether an ended Run left work anyone should look at: anything of it on origin (`on_origin`:
+/// its Issue branch or a pull request, as read from GitHub; `None` when not read), or anything
+/// its host kept (`kept`, the salvage report: commits or files it saved, or work it had to leave
+/// in place; when origin was not read, a salvage that found the Issue branch on origin counts
+/// too); without a salvage report (no worktree was recorded), whether the Run reported a stage of
+/// its own. One rule for a Run ending its own Claim and for reconcile ending a dead one
+/// (docs/adr/0001).
+pub fn work_left(record: &ClaimRecord, on_origin: Option<bool>, kept: Option<&Salvage>) -> bool {
+    if on_origin == Some(true) {
+        return true;
+    }
+    match kept {
+        Some(k) => !k.nothing_to_keep || (on_origin.is_none() && k.pushed),
+        None => work_started(record),
+    }
+}
+
 /// The label to add when the Claim of `record` ends with `outcome`, if any: failed and
-/// recovered Claims go back to the queue only when nothing was started and the Claim had removed
-/// `ready-for-agent`, else to people; handed-back and cancelled Claims (both stopped on
-/// request) go back to the queue when the Claim had removed `ready-for-agent`.
+/// recovered Claims go back to the queue only when the Run left no work ([`work_left`], with
+/// `kept` what its host kept) and the Claim had removed `ready-for-agent`, else to people;
+/// handed-back and cancelled Claims (both stopped on request) go back to the queue when the
+/// Claim had removed `ready-for-agent`, whatever was kept (the end record says where it is).
 pub fn label_after<'a>(
     labels: &'a Labels,
     record: &ClaimRecord,
     outcome: Outcome,
+    kept: Option<&Salvage>,
 ) -> Option<&'a str> {
     match outcome {
         Outcome::HandedBack | Outcome::Cancelled if record.removed_ready => Some(&labels.ready),
-        Outcome::Failed | Outcome::Recovered if !record.removed_ready => Some(&labels.hand_off),
-        Outcome::Failed | Outcome::Recovered if work_started(record) => Some(&labels.hand_off),
+        Outcome::Failed | Outcome::Recovered
+            if !record.removed_ready || work_left(record, None, kept) =>
+        {
+            Some(&labels.hand_off)
+        }
         Outcome::Failed | Outcome::Recovered => Some(&labels.ready),
         _ => None,
     }
@@ -64,12 +86,71 @@ mod tests {
         for outcome in [Outcome::HandedBack, Outcome::Cancelled] {
             record.removed_ready = true;
             assert_eq!(
-                label_after(&labels, &record, outcome),
+                label_after(&labels, &record, outcome, None),
                 Some("ready-for-agent")
             );
             record.removed_ready = false;
-            assert_eq!(label_after(&labels, &record, outcome), None);
+            assert_eq!(label_after(&labels, &record, outcome, None), None);
         }
+    }
+
+    fn kept(nothing_to_keep: bool, pushed: bool) -> Salvage {
+        Salvage {
+            pushed,
+            nothing_to_keep,
+            ..Salvage::untouched("/w".into(), "issue-42".into())
+        }
+    }
+
+    #[test]
+    fn a_failed_run_whose_host_kept_work_goes_to_people_even_without_a_stage() {
+        // given a Claim that removed the ready label and never reported a stage of its own
+        let labels = Labels::default();
+        let record = crate::record::claim::tests::sample_claim();
+        let record = ClaimRecord {
+            stage: STAGE_RUNNING.into(),
+            removed_ready: true,
+            ..record
+        };
+        for outcome in [Outcome::Failed, Outcome::Recovered] {
+            // when its host kept commits or files, or found its Issue branch on origin
+            for k in [kept(false, false), kept(false, true), kept(true, true)] {
+                // then the issue goes to people
+                assert_eq!(
+                    label_after(&labels, &record, outcome, Some(&k)),
+                    Some("ready-for-human"),
+                    "{outcome:?} {k:?}"
+                );
+            }
+            // and when salvage found nothing at all, or nothing was known, back to the queue
+            for k in [Some(&kept(true, false)), None] {
+                assert_eq!(
+                    label_after(&labels, &record, outcome, k),
+                    Some("ready-for-agent")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn work_on_origin_counts_whatever_salvage_found() {
+        let record = crate::record::claim::tests::sample_claim();
+        assert!(work_left(&record, Some(true), Some(&kept(true, false))));
+        // a salvage that found the branch on origin counts only when origin was not read
+        assert!(work_left(&record, None, Some(&kept(true, true))));
+        assert!(!work_left(&record, Some(false), Some(&kept(true, true))));
+        let quiet = ClaimRecord {
+            stage: STAGE_RUNNING.into(),
+            ..record
+        };
+        assert!(!work_left(&quiet, None, Some(&kept(true, false))));
+        let staged = ClaimRecord {
+            stage: "implementing".into(),
+            ..quiet
+        };
+        // a stage of its own counts only when no salvage report says what is there
+        assert!(work_left(&staged, None, None));
+        assert!(!work_left(&staged, None, Some(&kept(true, false))));
     }
 
     #[test]

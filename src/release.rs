@@ -11,7 +11,7 @@ use crate::claim::{end_record, post_record};
 use crate::context::Ctx;
 use crate::host::LocalStatus;
 use crate::policy::label_after;
-use crate::record::{ClaimState, Kind, Outcome};
+use crate::record::{ClaimState, Kind, Outcome, Salvage};
 
 /// How a Claim ends.
 #[derive(Clone, Debug)]
@@ -20,6 +20,8 @@ pub struct Ending {
     pub reason: String,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
+    /// What the Run's host kept of its work (`crate::keep`), for the end record and the labels.
+    pub kept: Option<Salvage>,
 }
 
 /// What `release` did.
@@ -74,9 +76,15 @@ pub async fn end_claim(
     let mut end = end_record(record, ending.outcome, actor, &ending.reason);
     end.exit_code = ending.exit_code;
     end.signal = ending.signal;
+    end.kept.clone_from(&ending.kept);
     end.claim_comment_id = Some(view.comment_id);
     let add = if owner {
-        label_after(&ctx.config.labels, record, ending.outcome)
+        label_after(
+            &ctx.config.labels,
+            record,
+            ending.outcome,
+            ending.kept.as_ref(),
+        )
     } else {
         None
     };

@@ -1,7 +1,9 @@
 //! A Run: take the Claim, start CMD in a new session with the Claim in its environment, record
 //! the session in the claim record, and end the Claim when CMD exits (done, or failed with its
 //! exit status). SIGINT, SIGTERM and SIGHUP to the Run are forwarded to CMD's whole session; after
-//! a grace period the session is killed, and the issue is handed back.
+//! a grace period the session is killed, and the issue is handed back. A Run that ends failed or
+//! handed back keeps its worktree's work first (`keep.rs`: commit and push once its command's
+//! processes are gone), and its end record says what was kept.
 //! Taking and ending the Claim live in `claim.rs` and `release.rs`; this file supervises.
 
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
@@ -15,7 +17,7 @@ use crate::claim::{take, ClaimRequest, Held, STAGE_RUNNING};
 use crate::context::Ctx;
 use crate::host::process::{session_members, signal_session};
 use crate::record::Outcome;
-use crate::release::{release, Ending};
+use crate::release::{release, Ending, Released};
 use crate::stage::{stage, StageUpdate};
 
 /// How CMD's life ended.
@@ -50,9 +52,28 @@ pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Resul
         ctx.config.run.kill_grace_secs,
     )
     .await?;
-    let (ending, code) = ending_of(finish);
-    release(ctx, &held.record.claim_id, &ending).await?;
+    let (mut ending, code) = ending_of(finish);
+    if let Some(reason) = salvage_reason(&ending) {
+        ending.kept = crate::keep::keep_own(ctx, &held.record.claim_id, sid, reason).await?;
+    }
+    if let Released::AlreadyEnded { outcome, by } =
+        release(ctx, &held.record.claim_id, &ending).await?
+    {
+        tracing::warn!(%outcome, %by, kept = ?ending.kept, "the Claim was already ended");
+    }
     Ok(code)
+}
+
+/// The reason for the salvage commit of a Run that ended this way, when its worktree is
+/// salvaged at all: a failed Run and one stopped by a signal (handed back, or cancelled when a
+/// request is pending) keep their work; a Run that finished (`done`) delivers its own.
+fn salvage_reason(ending: &Ending) -> Option<String> {
+    use crate::text::keep::{reason_failed, reason_stopped};
+    match (ending.outcome, ending.signal) {
+        (Outcome::Failed, _) => Some(reason_failed(ending.exit_code, ending.signal)),
+        (Outcome::HandedBack, Some(sig)) => Some(reason_stopped(sig)),
+        _ => None,
+    }
 }
 
 fn spawn(ctx: &Ctx, held: &Held, cmd: &[String]) -> anyhow::Result<tokio::process::Child> {
@@ -167,6 +188,7 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
                 reason: "the Run's command exited 0".to_string(),
                 exit_code: Some(0),
                 signal: None,
+                kept: None,
             },
             0,
         ),
@@ -184,6 +206,7 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
                 reason,
                 exit_code: code,
                 signal: sig,
+                kept: None,
             };
             (ending, exit)
         }
@@ -195,6 +218,7 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
                 ),
                 exit_code: None,
                 signal: Some(sig),
+                kept: None,
             },
             128 + sig,
         ),

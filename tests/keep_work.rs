@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use harness::*;
 use origin::{git, Origin};
+use thirdshift_reconciler::host::process::signal_session;
 use thirdshift_reconciler::record::Outcome;
 
 const HUMAN: &str = "ready-for-human";
@@ -240,4 +241,341 @@ async fn continue_policy_requeues_twice_with_the_session_then_hands_to_people() 
             "{env}"
         );
     }
+}
+
+/// A script that waits until the returned file exists, then runs `then`.
+fn gated(world: &World, name: &str, then: &str) -> (String, std::path::PathBuf) {
+    let gate = world.dir.path().join(name);
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done; {then}",
+        gate.display()
+    );
+    (script, gate)
+}
+
+/// Waits for the Run process to exit by itself; its exit code.
+async fn exit_code(run: &mut LiveRun) -> Option<i32> {
+    let status = tokio::time::timeout(Duration::from_secs(60), run.child.wait())
+        .await
+        .expect("the Run ends within a minute")
+        .expect("wait for the Run");
+    status.code()
+}
+
+/// Makes the first push from `work` hang (its receive-pack sleeps) and later ones go through;
+/// the future resolves to the hanging process's PID once that first push has started.
+fn hang_first_push(world: &World, work: &Path) -> impl std::future::Future<Output = String> {
+    let hang = world.dir.path().join("hang");
+    let pid_file = world.dir.path().join("hung-pid");
+    let wrapper = world.dir.path().join("receive-pack");
+    let script = format!(
+        "#!/bin/sh\nif mkdir '{}' 2>/dev/null; then echo $$ > '{}'; exec sleep 600; fi\n\
+         exec git-receive-pack \"$@\"\n",
+        hang.display(),
+        pid_file.display()
+    );
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let receive = wrapper.display().to_string();
+    git(work, &["config", "remote.origin.receivepack", &receive]);
+    async move {
+        for _ in 0..1500 {
+            if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+                if pid.ends_with('\n') {
+                    return pid.trim().to_string();
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the first push never started");
+    }
+}
+
+/// Starts a Run with work in its worktree whose command ends with `then` once let go; the Run's
+/// exit code.
+async fn run_ending_with(world: &World, issue: u64, work: &Path, then: &str) -> Option<i32> {
+    let (script, gate) = gated(world, "end", then);
+    let mut run = start(world, issue, work, &script).await;
+    std::fs::write(&gate, "").unwrap();
+    exit_code(&mut run).await
+}
+
+/// Origin's Issue branch holds the unpushed commit under a failed-run commit with the dirty file,
+/// and the single end record says so; the issue is with people.
+fn assert_kept_on_origin(world: &World, origin: &Origin, issue: u64, subject: &str) {
+    let branch = format!("issue-{issue}");
+    let log = origin_log(origin, &branch);
+    assert_eq!(log[..2], [subject, "first-step"], "{log:?}");
+    let tree = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(&origin.bare)
+        .args(["ls-tree", "--name-only", &branch])
+        .output()
+        .unwrap();
+    let files = String::from_utf8_lossy(&tree.stdout);
+    assert!(files.contains("draft.txt"), "{files}");
+    let ends = ends(world, issue);
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0].outcome, Outcome::Failed);
+    let kept = ends[0].kept.as_ref().expect("kept work in the end record");
+    assert!(kept.pushed && kept.salvage_commit.is_some(), "{kept:?}");
+    assert_eq!(kept.commits.len(), 2, "{kept:?}");
+    let labels = world.labels(issue);
+    assert!(labels.contains(&HUMAN.to_string()), "{labels:?}");
+    assert!(!labels.contains(&READY.to_string()) && !labels.contains(&IN_PROGRESS.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_whose_command_fails_pushes_its_work_before_ending_failed() {
+    let (world, origin, issue, _) = setup("command fails").await;
+    // Given a Run with an unpushed commit and a dirty file whose command then exits 1
+    edit(&origin.work, "first-step");
+    // When the Run ends by itself
+    assert_eq!(
+        run_ending_with(&world, issue, &origin.work, "exit 1").await,
+        Some(1)
+    );
+    // Then both reached origin in a failed-run commit, the end record says so, people have it
+    assert_kept_on_origin(
+        &world,
+        &origin,
+        issue,
+        "thirdshift: failed run (exit status 1)",
+    );
+    // And nothing is left in the worktree uncommitted
+    assert_eq!(git(&origin.work, &["status", "--porcelain"]), "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_whose_command_session_is_killed_pushes_its_work_once() {
+    let (world, origin, issue, branch) = setup("session killed").await;
+    // Given a Run with an unpushed commit and a dirty file
+    edit(&origin.work, "first-step");
+    let mut run = start(&world, issue, &origin.work, "sleep 600").await;
+    // When its command's whole session is killed with SIGKILL (the Run survives)
+    signal_session(run.sid, libc::SIGKILL);
+    assert_eq!(exit_code(&mut run).await, Some(128 + libc::SIGKILL));
+    // Then its work is on origin in a failed-run commit naming the signal
+    assert_kept_on_origin(
+        &world,
+        &origin,
+        issue,
+        "thirdshift: failed run (killed by SIGKILL)",
+    );
+    // And a later pass of its host salvages nothing more and ends nothing more
+    observe_reconcile(&world, "h1").await;
+    let failed_runs = origin_log(&origin, &branch)
+        .into_iter()
+        .filter(|s| s.starts_with("thirdshift: failed run"))
+        .count();
+    assert_eq!(failed_runs, 1);
+    assert_eq!(ends(&world, issue).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_that_finishes_delivers_its_own_work_and_nothing_is_salvaged() {
+    let (world, origin, issue, branch) = setup("finishes").await;
+    // Given a Run with an unpushed commit and a dirty file whose command exits 0
+    edit(&origin.work, "first-step");
+    // When the Run ends
+    assert_eq!(
+        run_ending_with(&world, issue, &origin.work, "exit 0").await,
+        Some(0)
+    );
+    // Then nothing was committed or pushed for it, and the end record keeps nothing
+    assert!(
+        origin_log(&origin, &branch).is_empty(),
+        "no branch on origin"
+    );
+    assert_eq!(
+        git(&origin.work, &["log", "-1", "--format=%s"]),
+        "first-step"
+    );
+    assert!(origin.work.join("draft.txt").exists());
+    let end = &ends(&world, issue)[0];
+    assert_eq!(end.outcome, Outcome::Done);
+    assert!(end.kept.is_none(), "{:?}", end.kept);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_killed_mid_salvage_is_salvaged_again_by_its_host_without_a_second_commit() {
+    let (world, origin, issue, branch) = setup("killed mid-salvage").await;
+    // Given a Run whose first push to origin hangs (its receive-pack waits), with work to keep
+    let hung_pid = hang_first_push(&world, &origin.work);
+    edit(&origin.work, "first-step");
+    let (script, gate) = gated(&world, "fail", "exit 1");
+    let mut run = start(&world, issue, &origin.work, &script).await;
+    std::fs::write(&gate, "").unwrap();
+    // When the Run is killed outright while it pushes its salvage commit
+    let hung = hung_pid.await;
+    run.kill_run_only().await;
+    std::process::Command::new("kill")
+        .args(["-9", &hung])
+        .status()
+        .unwrap();
+    assert_eq!(
+        git(&origin.work, &["log", "-1", "--format=%s"]),
+        "thirdshift: failed run (exit status 1)"
+    );
+    // And its host proves it dead and passes
+    observe_reconcile(&world, "h1").await;
+    // Then origin holds the Run's salvage commit, and no second one was made
+    let log = origin_log(&origin, &branch);
+    assert_eq!(
+        log[..2],
+        ["thirdshift: failed run (exit status 1)", "first-step"],
+        "{log:?}"
+    );
+    let end = &ends(&world, issue)[0];
+    assert_eq!(end.outcome, Outcome::Recovered);
+    let kept = end.kept.as_ref().expect("kept");
+    assert!(kept.pushed && kept.salvage_commit.is_none(), "{kept:?}");
+    assert!(world.labels(issue).contains(&HUMAN.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_whose_command_leaves_a_writer_behind_leaves_the_worktree_alone_and_says_where() {
+    let (world, origin, issue, branch) = setup("writer left behind").await;
+    let config = world.dir.path().join("grace.yml");
+    std::fs::write(&config, "run:\n  kill_grace_secs: 1\n").unwrap();
+    // Given a Run with work whose command fails but leaves a process of its session running
+    edit(&origin.work, "first-step");
+    let (script, gate) = gated(&world, "fail", "sleep 600 & exit 1");
+    let mut options = run_options(&origin.work);
+    options.splice(0..0, ["--config".to_string(), config.display().to_string()]);
+    let refs: Vec<&str> = options.iter().map(String::as_str).collect();
+    let mut run = start_run_with(&world, "h1", issue, &refs, &script).await;
+    std::fs::write(&gate, "").unwrap();
+    // When the Run ends
+    assert_eq!(exit_code(&mut run).await, Some(1));
+    signal_session(run.sid, libc::SIGKILL);
+    // Then nothing was committed or pushed while that process might still write
+    assert!(
+        origin_log(&origin, &branch).is_empty(),
+        "no branch on origin"
+    );
+    assert_eq!(
+        git(&origin.work, &["log", "-1", "--format=%s"]),
+        "first-step"
+    );
+    // And the end record says the worktree was left as it is and where, and people have it
+    let end = &ends(&world, issue)[0];
+    let kept = end.kept.as_ref().expect("kept");
+    assert!(!kept.pushed && !kept.nothing_to_keep, "{kept:?}");
+    assert_eq!(Path::new(&kept.worktree), origin.work.as_path());
+    let why = kept.error.as_deref().unwrap_or_default();
+    assert!(why.contains("salvage not attempted"), "{why}");
+    assert!(world.labels(issue).contains(&HUMAN.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_stopped_by_sigterm_pushes_its_work_and_hands_the_issue_back() {
+    let (world, origin, issue, branch) = setup("sigterm").await;
+    // Given a Run with an unpushed commit and a dirty file
+    edit(&origin.work, "first-step");
+    let mut run = start(&world, issue, &origin.work, "sleep 600").await;
+    // When the Run is sent SIGTERM (a host shutting down, a person pressing Ctrl-C)
+    let pid = run.child.id().expect("the Run runs");
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(exit_code(&mut run).await, Some(128 + libc::SIGTERM));
+    // Then its work is on origin's Issue branch in a failed-run commit naming the signal
+    let log = origin_log(&origin, &branch);
+    assert_eq!(
+        log[..2],
+        ["thirdshift: failed run (stopped by SIGTERM)", "first-step"],
+        "{log:?}"
+    );
+    // And the end record is a hand-back saying what was kept; the issue is Ready again
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0].outcome, Outcome::HandedBack);
+    let kept = ends[0].kept.as_ref().expect("kept");
+    assert!(kept.pushed && kept.commits.len() == 2, "{kept:?}");
+    let labels = world.labels(issue);
+    assert!(labels.contains(&READY.to_string()), "{labels:?}");
+    assert!(!labels.contains(&IN_PROGRESS.to_string()));
+}
+
+/// `cancel --issue N` from host h2, then one `observe` of h1 (with `config`).
+async fn cancel_and_observe(world: &World, issue: u64, config: &Path) {
+    let asked = world
+        .exec("h2", &["cancel", "--issue", &issue.to_string()])
+        .await;
+    assert_eq!(asked.status.code(), Some(0), "{}", stderr(&asked));
+    let out = world
+        .cli("h1")
+        .arg("--config")
+        .arg(config)
+        .arg("observe")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+fn grace_config(world: &World) -> std::path::PathBuf {
+    let config = world.dir.path().join("grace.yml");
+    std::fs::write(&config, "run:\n  kill_grace_secs: 1\n").unwrap();
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_run_pushes_its_work_before_its_claim_ends() {
+    let (world, origin, issue, branch) = setup("cancelled").await;
+    // Given a Run with an unpushed commit and a dirty file
+    edit(&origin.work, "first-step");
+    let mut run = start(&world, issue, &origin.work, "sleep 600").await;
+    // When another host cancels it and the Run's host observes
+    cancel_and_observe(&world, issue, &grace_config(&world)).await;
+    let _ = exit_code(&mut run).await;
+    // Then its work is on origin's Issue branch in one failed-run commit
+    let log = origin_log(&origin, &branch);
+    assert_eq!(log.len(), 3, "{log:?}");
+    assert!(log[0].starts_with("thirdshift: failed run ("), "{log:?}");
+    assert_eq!(log[1], "first-step");
+    // And the one end record is cancelled, saying what was kept; the issue is Ready again
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0].outcome, Outcome::Cancelled);
+    assert!(ends[0].kept.as_ref().is_some_and(|k| k.pushed));
+    assert!(world.labels(issue).contains(&READY.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_run_killed_while_it_keeps_its_work_has_it_kept_by_its_host() {
+    let (world, origin, issue, branch) = setup("cancelled, killed mid-salvage").await;
+    // Given a Run with work to keep whose first push hangs longer than the grace period
+    let hung_pid = hang_first_push(&world, &origin.work);
+    edit(&origin.work, "first-step");
+    let mut run = start(&world, issue, &origin.work, "sleep 600").await;
+    let hung_pid = tokio::spawn(hung_pid);
+    // When another host cancels it and the Run's host observes (stopping it with SIGKILL)
+    cancel_and_observe(&world, issue, &grace_config(&world)).await;
+    let _ = exit_code(&mut run).await;
+    let hung = hung_pid.await.unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", &hung])
+        .status()
+        .unwrap();
+    // Then the host pushed the Run's salvage commit, with no second one
+    let log = origin_log(&origin, &branch);
+    assert_eq!(
+        log[..2],
+        ["thirdshift: failed run (stopped by SIGTERM)", "first-step"],
+        "{log:?}"
+    );
+    assert_eq!(log.len(), 3, "{log:?}");
+    // And the Claim was ended cancelled by the host, saying the work is on origin
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0].outcome, Outcome::Cancelled);
+    assert!(ends[0].actor.starts_with("observe@"), "{}", ends[0].actor);
+    assert!(ends[0].kept.as_ref().is_some_and(|k| k.pushed));
 }

@@ -16,7 +16,7 @@ use thirdshift_reconciler::host::capacity::live_claims;
 use thirdshift_reconciler::host::identity::boot_id;
 use thirdshift_reconciler::host::process::Stat;
 use thirdshift_reconciler::host::{LocalStatus, ProcessTable, StateDir};
-use thirdshift_reconciler::record::{HostReport, Outcome, Record};
+use thirdshift_reconciler::record::{HostReport, Outcome, Record, RunKind};
 
 const BIN: &str = env!("CARGO_BIN_EXE_thirdshift-reconciler");
 const COMMENTS_ROUTE: &str = "/repos/{owner}/{repo}/issues/{issue_number}/comments";
@@ -320,6 +320,35 @@ async fn only_issues_a_run_may_take_are_taken_lowest_first_up_to_max() {
             world.ownership(n).owner.is_none() && ends(&world, n).is_empty(),
             "#{n} untouched"
         );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_started_by_pickup_record_the_harness_and_kind_it_was_given() {
+    let world = World::new().await;
+    // Given two Ready issues and a host with room for both
+    let config = config(&world, &[("h1", 2)]);
+    let issues = [world.ready_issue("spec one"), world.ready_issue("spec two")];
+    // When the host's runner picks them up as spec Runs of the claude Harness
+    let extra = ["--kind", "spec", "--harness", "claude"];
+    let out = pickup(&world, "h1", &config, &extra, "sleep 0.5")
+        .output()
+        .await
+        .expect("pickup runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then each Run's claim record names that Harness and kind
+    for n in issues {
+        let claims: Vec<_> = world
+            .records(n)
+            .into_iter()
+            .filter_map(|r| match r {
+                Record::Claim(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(claims.len(), 1, "#{n}: {claims:?}");
+        assert_eq!(claims[0].harness.as_deref(), Some("claude"), "#{n}");
+        assert_eq!(claims[0].kind, RunKind::Spec, "#{n}");
     }
 }
 

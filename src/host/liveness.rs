@@ -5,7 +5,7 @@
 //!
 //! It is pure over a [`ProcessTable`] snapshot: no IO, no clock. Nothing here looks at an age, a
 //! heartbeat or a timestamp; the only comparison that is not about processes is the boot id. It
-//! does not act on a verdict (ending Claims is reconcile's job, salvage is observe's) and does not
+//! does not act on a verdict (ending Claims is reconcile's job, salvage is `crate::keep`'s) and does not
 //! handle cancel requests.
 
 use std::collections::BTreeSet;
@@ -71,7 +71,7 @@ fn proves_reboot(claimed: &str, current: &str) -> bool {
 
 /// Processes that may still write for the Run: its session's members and every process carrying
 /// its claim id, ascending. A reused owner PID is in neither unless it really belongs to the Run.
-fn writers(claim: &ClaimRecord, table: &ProcessTable) -> Vec<u32> {
+pub fn writers(claim: &ClaimRecord, table: &ProcessTable) -> Vec<u32> {
     let mut pids = BTreeSet::new();
     // Session 0 holds the kernel's threads, never a Run's processes.
     if let Some(sid) = claim.session_id.filter(|sid| *sid != 0) {

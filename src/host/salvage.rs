@@ -1,6 +1,6 @@
-//! Host-side salvage of a dead Run's work: what `observe` does, on the Run's own host, for a Claim
-//! it has proven dead with no surviving writers, so that the work is preserved the way a Failed
-//! run preserves it. In the Claim's worktree it aborts an unfinished merge, stages everything,
+//! Host-side salvage of a stopped Run's work, on the Run's own host, once no writer of the Run
+//! survives: what `observe` does for a Claim it has proven dead, and what a Run whose command
+//! failed does before ending its Claim (both through `crate::keep`). In the Claim's worktree it aborts an unfinished merge, stages everything,
 //! commits it as `thirdshift: failed run (<reason>)` when that differs from both HEAD and what
 //! origin has, and pushes to the Issue branch. Whatever cannot be pushed stays where it is and the
 //! [`Salvage`] report says where (path, branch, head, dirty files, unpushed commits).
@@ -62,19 +62,7 @@ pub use crate::record::Salvage;
 /// Salvages the work in `req.worktree`. Blocking (runs `git`); never panics: every failure ends
 /// up in [`Salvage::error`] with the work left in place.
 pub fn salvage(req: &SalvageRequest) -> Salvage {
-    let mut out = Salvage {
-        worktree: req.worktree.display().to_string(),
-        branch: req.branch.to_string(),
-        head: None,
-        salvage_commit: None,
-        commits: Vec::new(),
-        pushed: false,
-        dirty_files: 0,
-        unpushed_commits: 0,
-        worktree_missing: false,
-        nothing_to_keep: false,
-        error: None,
-    };
+    let mut out = Salvage::untouched(req.worktree.display().to_string(), req.branch.to_string());
     match open_worktree(req.worktree) {
         Ok(git) => Salvager::new(&git, req, &mut out).run(),
         Err(why) => {

@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use crate::cli::Globals;
 use crate::context::Ctx;
 use crate::host::{LocalClaim, LocalStatus, StateDir};
+use crate::record::RunKind;
 
 /// How long a started Run may take to win or lose its Claim before pickup stops waiting for it
 /// (it then counts as started: it may still win).
@@ -29,6 +30,10 @@ pub struct Launch {
     pub exe: PathBuf,
     /// The config file the Runs read, when one was given.
     pub config: Option<PathBuf>,
+    /// `--kind` for each Run, when given (else `run`'s default).
+    pub kind: Option<RunKind>,
+    /// `--harness` for each Run, when given, so its claim records the Harness.
+    pub harness: Option<String>,
     pub cmd: Vec<String>,
 }
 
@@ -37,13 +42,15 @@ impl Launch {
     pub fn new(globals: &Globals, cmd: &[String]) -> anyhow::Result<Launch> {
         if cmd.is_empty() {
             return Err(crate::exit::Exit::usage(
-                "pickup needs the command each Run runs: pickup [--max N] -- CMD...",
+                "pickup needs the command each Run runs: pickup [--max N] [--kind K] [--harness H] -- CMD...",
             )
             .into());
         }
         Ok(Launch {
             exe: std::env::current_exe().context("finding this program's path")?,
             config: globals.config.clone(),
+            kind: None,
+            harness: None,
             cmd: cmd.to_vec(),
         })
     }
@@ -90,7 +97,8 @@ fn log_path(root: &Path, n: u64, at: DateTime<Utc>) -> PathBuf {
     root.join("logs").join(format!("issue-{n}-{stamp}.log"))
 }
 
-/// `EXE --repo .. --api-url .. --host .. --state-dir .. [--config ..] run --issue N -- CMD...` in
+/// `EXE --repo .. --api-url .. --host .. --state-dir .. [--config ..] run --issue N [--kind K]
+/// [--harness H] -- CMD...` in
 /// a new session, stdin from /dev/null, output appended to `log`, without `RUNNER_TRACKING_ID`.
 fn spawn(ctx: &Ctx, n: u64, launch: &Launch, log: &Path) -> anyhow::Result<Child> {
     let dir = log.parent().expect("logs folder");
@@ -113,8 +121,15 @@ fn spawn(ctx: &Ctx, n: u64, launch: &Launch, log: &Path) -> anyhow::Result<Child
     if let Some(config) = &launch.config {
         command.arg("--config").arg(config);
     }
+    command.args(["run", "--issue", &n.to_string()]);
+    if let Some(kind) = launch.kind {
+        command.args(["--kind", kind.as_str()]);
+    }
+    if let Some(harness) = &launch.harness {
+        command.arg("--harness").arg(harness);
+    }
     command
-        .args(["run", "--issue", &n.to_string(), "--"])
+        .arg("--")
         .args(&launch.cmd)
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)

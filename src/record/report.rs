@@ -88,6 +88,25 @@ pub struct Salvage {
     pub error: Option<String>,
 }
 
+impl Salvage {
+    /// The report of a salvage that has done nothing yet in `worktree` on `branch`.
+    pub fn untouched(worktree: String, branch: String) -> Salvage {
+        Salvage {
+            worktree,
+            branch,
+            head: None,
+            salvage_commit: None,
+            commits: Vec::new(),
+            pushed: false,
+            dirty_files: 0,
+            unpushed_commits: 0,
+            worktree_missing: false,
+            nothing_to_keep: false,
+            error: None,
+        }
+    }
+}
+
 /// A host's verdict on one Claim.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClaimVerdict {

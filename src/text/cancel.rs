@@ -9,8 +9,9 @@ use crate::record::{CancelRecord, CancelView, ClaimView, EndView, Outcome};
 pub fn cancel_comment(r: &CancelRecord) -> String {
     let mut out = format!(
         "🛑 **Cancel requested** for claim {} by {} at {}. The host running it stops the Run at \
-         its next `observe` (SIGTERM, then SIGKILL after a grace period), ends the Claim as \
-         cancelled and hands the issue back.",
+         its next `observe` (SIGTERM, then SIGKILL after a grace period), commits and pushes what \
+         its worktree holds to the Issue branch, ends the Claim as cancelled and hands the issue \
+         back.",
         code(&r.claim_id),
         code(&r.requested_by),
         time(r.requested_at)

@@ -173,7 +173,7 @@ pub fn refused_silent(evidence: &str, force: Role) -> String {
 pub fn kill_requested(claim: &ClaimView, request_id: &str) -> String {
     format!(
         "Asked host {} to kill the Run of claim {} (request {}). Its next `observe` stops \
-         the Run (SIGTERM, then SIGKILL) and ends the Claim as recovered.",
+         the Run (SIGTERM, then SIGKILL), keeps its work and ends the Claim as recovered.",
         code(&claim.record.host),
         code(&claim.record.claim_id),
         code(request_id)
@@ -183,7 +183,8 @@ pub fn kill_requested(claim: &ClaimView, request_id: &str) -> String {
 pub fn cancel_requested(claim: &ClaimView, request_id: &str) -> String {
     format!(
         "Asked host {} to stop the Run of claim {} (request {}). Its next `observe` stops \
-         the Run, ends the Claim as cancelled and hands the issue back.",
+         the Run, keeps its work (committed and pushed to the Issue branch), ends the Claim as \
+         cancelled and hands the issue back.",
         code(&claim.record.host),
         code(&claim.record.claim_id),
         code(request_id)

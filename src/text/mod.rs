@@ -8,6 +8,7 @@
 
 pub mod cancel;
 pub mod commands;
+pub mod keep;
 pub mod reasons;
 
 use chrono::{DateTime, Utc};
@@ -121,6 +122,13 @@ fn work_lines(e: &EndRecord) -> String {
     }
     if let Some(k) = &e.kept {
         out.push_str(&format!("\n- Work: {}", kept_line(k)));
+        let on_request = matches!(e.outcome, Outcome::HandedBack | Outcome::Cancelled);
+        if on_request && !k.nothing_to_keep {
+            out.push_str(
+                "\n- Stopped on request, so the issue is not handed to people: the next Run (or a \
+                 person) can go on from this work",
+            );
+        }
     }
     if let Some(cmd) = &e.resume {
         out.push_str(&format!("\n- Resume the agent session: {}", code(cmd)));
@@ -137,6 +145,15 @@ fn kept_line(k: &crate::record::Salvage) -> String {
     }
     if k.nothing_to_keep {
         return format!("nothing to keep in worktree {}", code(&k.worktree));
+    }
+    let untouched = k.head.is_none() && k.commits.is_empty() && k.dirty_files == 0;
+    if let (true, false, Some(e)) = (untouched, k.pushed, k.error.as_deref()) {
+        return format!(
+            "left as it is in worktree {}, branch {}; not salvaged ({})",
+            code(&k.worktree),
+            code(&k.branch),
+            one_line(e)
+        );
     }
     if k.pushed {
         let commit = k.salvage_commit.as_deref().map(|c| {
@@ -257,7 +274,15 @@ fn outcome_sentence(o: Outcome) -> &'static str {
 
 /// `9` → `9 (SIGKILL)`.
 fn signal_name(sig: i32) -> String {
-    let name = match sig {
+    match signal_abbrev(sig) {
+        Some(name) => format!("{sig} ({name})"),
+        None => sig.to_string(),
+    }
+}
+
+/// `9` → `SIGKILL`, for the signals a Run is commonly stopped or killed by.
+fn signal_abbrev(sig: i32) -> Option<&'static str> {
+    Some(match sig {
         1 => "SIGHUP",
         2 => "SIGINT",
         3 => "SIGQUIT",
@@ -267,9 +292,8 @@ fn signal_name(sig: i32) -> String {
         13 => "SIGPIPE",
         14 => "SIGALRM",
         15 => "SIGTERM",
-        _ => return sig.to_string(),
-    };
-    format!("{sig} ({name})")
+        _ => return None,
+    })
 }
 
 /// `2025-03-04 05:06 UTC`.
@@ -442,6 +466,30 @@ mod tests {
     fn hand_off_of_unpushed_work_says_where_it_stays() {
         let mut end = sample_end(Outcome::Recovered);
         end.kept = Some(salvage(false));
+        insta::assert_snapshot!(end.to_comment());
+    }
+
+    #[test]
+    fn failed_run_whose_writers_outlived_it_says_its_worktree_was_left_alone() {
+        let mut end = sample_end(Outcome::Failed);
+        end.kept = Some(crate::record::Salvage {
+            error: Some(keep::writers_left(&[4301], 10)),
+            ..crate::record::Salvage::untouched("/work/wt/issue-42".into(), "issue-42".into())
+        });
+        insta::assert_snapshot!(end.to_comment());
+    }
+
+    #[test]
+    fn run_stopped_on_request_says_where_its_work_is_and_why_it_is_queued_again() {
+        let mut end = sample_end(Outcome::Cancelled);
+        end.labels_after = Some(vec!["ready-for-agent".into()]);
+        end.exit_code = None;
+        end.signal = Some(15);
+        end.reason = "cancelled on request cx-00000000000000aa by cancel@build-02 (comment \
+                      5000000002): the Run was stopped by signal 15; its command's session was \
+                      stopped"
+            .into();
+        end.kept = Some(salvage(true));
         insta::assert_snapshot!(end.to_comment());
     }
 

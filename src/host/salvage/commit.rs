@@ -87,7 +87,8 @@ fn commit_message(req: &SalvageRequest) -> (String, String) {
     let time = req.now.to_rfc3339_opts(SecondsFormat::Secs, true);
     let host = one_line(req.host);
     let body = format!(
-        "The Run working on this branch died ({reason}) and was salvaged by thirdshift.\n\
+        "The Run working on this branch ended ({reason}) and its work was salvaged by \
+         thirdshift.\n\
          Uncommitted work at the time of the failure is included in this commit.\n\
          \n\
          Time: {time}\n\

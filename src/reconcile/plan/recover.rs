@@ -6,7 +6,7 @@
 //! rest of `plan`.
 
 use crate::config::OnDead;
-use crate::policy::{continuations, resume_command, work_started};
+use crate::policy::{continuations, resume_command, work_left};
 use crate::record::{ClaimView, Continuation, DeathReason, Outcome, Salvage};
 use crate::snapshot::IssueSnapshot;
 use crate::text::reasons::recovered_reason;
@@ -90,11 +90,6 @@ pub(super) struct Asked {
 /// request in any state), or anything its host kept; without either report, whether it reported
 /// a stage of its own.
 fn started(issue: &IssueSnapshot, owner: &ClaimView, kept: Option<&Salvage>) -> bool {
-    if issue.origin.as_ref().is_some_and(|o| o.has_work()) {
-        return true;
-    }
-    match kept {
-        Some(k) => !k.nothing_to_keep,
-        None => work_started(&owner.record),
-    }
+    let on_origin = issue.origin.as_ref().map(|o| o.has_work());
+    work_left(&owner.record, on_origin, kept)
 }
