@@ -19,6 +19,8 @@
 //! that a command does not hang.
 
 use crate::claim::copies;
+use anyhow::Context as _;
+
 use crate::context::Ctx;
 use crate::github::{Comment, GithubError};
 use crate::host::LocalClaim;
@@ -131,12 +133,10 @@ pub async fn keep_first(ctx: &Ctx, n: u64, posted: Comment, key: &str, kind: Kin
     (*first).clone()
 }
 
-/// Before issue `n` leaves every pass's view: reads its comments (with back-off) until the list
-/// holds at least as many comments as the issue's `comments` count, so a stale list hides no
-/// copy, then deletes every later copy of our own end records (the first trusted end record of
-/// a claim stays). Fails when the list stays behind the count: the caller keeps `in-progress`
-/// and the next pass comes back.
-pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<()> {
+/// Reads issue `n`'s comments (with back-off) until the list holds at least as many comments as
+/// the issue's `comments` count, so a stale list hides nothing that was there when the count was
+/// read. Fails when the list stays behind.
+pub async fn complete_comments(ctx: &Ctx, n: u64) -> anyhow::Result<Vec<Comment>> {
     for read in 0..LIST_READS {
         if read > 0 {
             ctx.client.back_off(read).await;
@@ -144,21 +144,31 @@ pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<()> {
         let count = ctx.client.get_issue(n).await?.comments;
         let comments = ctx.client.list_issue_comments(n).await?;
         if comments.len() as u64 >= count {
-            for copy in later_end_copies(ctx, &comments, None) {
-                tracing::info!(
-                    issue = n,
-                    comment = copy,
-                    "deleting a later copy of an end record"
-                );
-                ctx.client.delete_comment(copy).await?;
-            }
-            return Ok(());
+            return Ok(comments);
         }
     }
     anyhow::bail!(
-        "issue #{n}'s comment list stayed behind its comment count after {LIST_READS} reads; \
-         `in-progress` stays until a pass sees every comment"
+        "issue #{n}'s comment list stayed behind its comment count after {LIST_READS} reads"
     )
+}
+
+/// Before issue `n` leaves every pass's view: reads all its comments ([`complete_comments`]), so
+/// a stale list hides no copy, then deletes every later copy of our own end records (the first
+/// trusted end record of a claim stays). Fails when the list stays behind the count: the caller
+/// keeps `in-progress` and the next pass comes back.
+pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<()> {
+    let comments = complete_comments(ctx, n)
+        .await
+        .context("`in-progress` stays until a pass sees every comment")?;
+    for copy in later_end_copies(ctx, &comments, None) {
+        tracing::info!(
+            issue = n,
+            comment = copy,
+            "deleting a later copy of an end record"
+        );
+        ctx.client.delete_comment(copy).await?;
+    }
+    Ok(())
 }
 
 /// Our own end records that repeat a claim's earlier trusted end record (of `only` that claim,

@@ -87,12 +87,32 @@ fn booted_at(ctx: &Ctx, snapshot: &Snapshot) -> Option<chrono::DateTime<chrono::
 
 /// Salvages the worktree of a Claim proven dead with no writer left (never before): once per
 /// Claim, remembered in its local record so later passes report the same result (`crate::keep`).
+/// Before the first salvage the Claim is checked still active on a complete comment list: a
+/// stale list can hide the end record of a Run that ended by itself (done) and then exited, and
+/// its worktree must not be committed and pushed as a failed run.
 async fn keep_work(
     ctx: &Ctx,
     claim: &ClaimRecord,
     reason: DeathReason,
 ) -> anyhow::Result<Option<Salvage>> {
+    let stored = ctx.state.load(&claim.claim_id).ok().and_then(|l| l.salvage);
+    if claim.worktree.is_some() && stored.is_none() && !still_active(ctx, claim).await? {
+        tracing::info!(claim = %claim.claim_id, "already ended: its worktree is not salvaged");
+        return Ok(None);
+    }
     crate::keep::keep_work(ctx, claim, crate::text::keep::reason_dead(reason)).await
+}
+
+/// Whether `claim` has no end record on a list holding every comment of its issue.
+async fn still_active(ctx: &Ctx, claim: &ClaimRecord) -> anyhow::Result<bool> {
+    let comments = crate::fresh::complete_comments(ctx, claim.issue)
+        .await
+        .context("checking that a dead Run's Claim is still active before salvaging its work")?;
+    let own = crate::claim::ownership(ctx, claim.issue, &comments);
+    Ok(!matches!(
+        own.state(&claim.claim_id),
+        ClaimState::Ended { .. }
+    ))
 }
 
 /// Local Claims that may still be active.

@@ -402,6 +402,36 @@ async fn run_that_finishes_delivers_its_own_work_and_nothing_is_salvaged() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_that_finished_is_not_salvaged_when_a_stale_list_hides_its_end_record() {
+    let (world, origin, issue, branch) = setup("finished, end hidden").await;
+    // Given a Run with an unpushed commit and a dirty file whose command exits 0, and comment
+    // lists that keep its end record (the second comment it writes) hidden for 30 list reads
+    edit(&origin.work, "first-step");
+    world.sim.lag_next_comments(&[0, 30]);
+    run_ending_with(&world, issue, &origin.work, "exit 0").await;
+    assert_eq!(ends(&world, issue)[0].outcome, Outcome::Done);
+    // When its host observes, the Run's PID gone, until a pass completes (one may fail while
+    // the list is behind)
+    let mut passes = 0;
+    while passes < 10 && world.exec("h1", &["observe"]).await.status.code() != Some(0) {
+        passes += 1;
+    }
+    assert!(passes < 10, "observe never completed");
+    // Then nothing of the finished Run's worktree was committed or pushed as a failed run
+    assert!(
+        origin_log(&origin, &branch).is_empty(),
+        "{:?}",
+        origin_log(&origin, &branch)
+    );
+    assert_eq!(
+        git(&origin.work, &["log", "-1", "--format=%s"]),
+        "first-step"
+    );
+    assert!(origin.work.join("draft.txt").exists());
+    assert_eq!(ends(&world, issue).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_killed_mid_salvage_is_salvaged_again_by_its_host_without_a_second_commit() {
     let (world, origin, issue, branch) = setup("killed mid-salvage").await;
     // Given a Run whose first push to origin hangs (its receive-pack waits), with work to keep
@@ -432,8 +462,15 @@ async fn run_killed_mid_salvage_is_salvaged_again_by_its_host_without_a_second_c
     );
     let end = &ends(&world, issue)[0];
     assert_eq!(end.outcome, Outcome::Recovered);
+    // And the end record reports the Run's own salvage commit, which its host's repeat found
     let kept = end.kept.as_ref().expect("kept");
-    assert!(kept.pushed && kept.salvage_commit.is_none(), "{kept:?}");
+    let salvage_commit = git(&origin.work, &["rev-parse", "HEAD"]);
+    assert!(kept.pushed && !kept.nothing_to_keep, "{kept:?}");
+    assert_eq!(
+        kept.salvage_commit.as_deref(),
+        Some(salvage_commit.as_str())
+    );
+    assert_eq!(kept.commits.len(), 2, "{kept:?}");
     assert!(world.labels(issue).contains(&HUMAN.to_string()));
 }
 
