@@ -304,6 +304,18 @@ async fn run_ending_with(world: &World, issue: u64, work: &Path, then: &str) -> 
     exit_code(&mut run).await
 }
 
+/// Nothing of the worktree was committed or pushed: no Issue branch on origin, the Run's own
+/// commit still the last one, its draft still uncommitted.
+fn assert_nothing_salvaged(origin: &Origin, branch: &str) {
+    let log = origin_log(origin, branch);
+    assert!(log.is_empty(), "no branch on origin: {log:?}");
+    assert_eq!(
+        git(&origin.work, &["log", "-1", "--format=%s"]),
+        "first-step"
+    );
+    assert!(origin.work.join("draft.txt").exists());
+}
+
 /// Origin's Issue branch holds the unpushed commit under a failed-run commit with the dirty file,
 /// and the single end record says so; the issue is with people.
 fn assert_kept_on_origin(world: &World, origin: &Origin, issue: u64, subject: &str) {
@@ -387,15 +399,7 @@ async fn run_that_finishes_delivers_its_own_work_and_nothing_is_salvaged() {
         Some(0)
     );
     // Then nothing was committed or pushed for it, and the end record keeps nothing
-    assert!(
-        origin_log(&origin, &branch).is_empty(),
-        "no branch on origin"
-    );
-    assert_eq!(
-        git(&origin.work, &["log", "-1", "--format=%s"]),
-        "first-step"
-    );
-    assert!(origin.work.join("draft.txt").exists());
+    assert_nothing_salvaged(&origin, &branch);
     let end = &ends(&world, issue)[0];
     assert_eq!(end.outcome, Outcome::Done);
     assert!(end.kept.is_none(), "{:?}", end.kept);
@@ -418,16 +422,7 @@ async fn run_that_finished_is_not_salvaged_when_a_stale_list_hides_its_end_recor
     }
     assert!(passes < 10, "observe never completed");
     // Then nothing of the finished Run's worktree was committed or pushed as a failed run
-    assert!(
-        origin_log(&origin, &branch).is_empty(),
-        "{:?}",
-        origin_log(&origin, &branch)
-    );
-    assert_eq!(
-        git(&origin.work, &["log", "-1", "--format=%s"]),
-        "first-step"
-    );
-    assert!(origin.work.join("draft.txt").exists());
+    assert_nothing_salvaged(&origin, &branch);
     assert_eq!(ends(&world, issue).len(), 1);
 }
 
