@@ -1,8 +1,9 @@
 //! One read of GitHub into a `Snapshot`: the registry issue's host reports (trusted authors only,
 //! the first per host), then every issue that has `in-progress` (open or closed), is named in a
-//! host report, or is named by the caller (this host's local records), with its comments read into
-//! the ownership rule and the `/thirdshift` commands waiting for an answer (with their authors'
-//! roles, read only when some wait). It decides nothing.
+//! host report, or is named by the caller (this host's local records; for a reconcile pass, the
+//! issues holding a waiting command, `read_pass`), with its comments read into the ownership rule
+//! and the `/thirdshift` commands waiting for an answer (with their authors' roles, read only
+//! when some wait). It decides nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,6 +29,28 @@ pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
     Ok(snapshot)
 }
 
+/// The full read of a reconcile pass without a cache: [`read`], and also every issue holding a
+/// command that waits for its answer wherever it is (one listing of every comment of the
+/// repository, `waiting::everywhere`), so a command whose workflow trigger was dropped is
+/// answered by this pass even on an idle issue.
+pub async fn read_pass(ctx: &Ctx) -> anyhow::Result<Snapshot> {
+    let everywhere = super::waiting::everywhere(ctx).await?;
+    let extra: Vec<u64> = everywhere.waiting.into_iter().collect();
+    read(ctx, &extra).await
+}
+
+/// The issues a read takes in whatever their comments hold: those `labelled` `in-progress`,
+/// those a host report names, those in `extra`, and the registry issue (read on its own).
+pub(super) fn usual(snapshot: &Snapshot, labelled: &[Issue], extra: &[u64]) -> BTreeSet<u64> {
+    let mut usual: BTreeSet<u64> = extra.iter().copied().collect();
+    for r in &snapshot.reports {
+        usual.extend(r.report.claims.iter().map(|c| c.issue));
+    }
+    usual.extend(labelled.iter().map(|i| i.number));
+    usual.extend(snapshot.registry_issue);
+    usual
+}
+
 /// The issues a pass reads, in number order: those `labelled` `in-progress`, those a host report
 /// names and those in `extra` (read one by one; gone ones left out), never the registry issue.
 pub(super) async fn wanted_issues(
@@ -36,11 +59,7 @@ pub(super) async fn wanted_issues(
     labelled: Vec<Issue>,
     extra: &[u64],
 ) -> anyhow::Result<Vec<Issue>> {
-    let mut wanted: BTreeSet<u64> = extra.iter().copied().collect();
-    for r in &snapshot.reports {
-        wanted.extend(r.report.claims.iter().map(|c| c.issue));
-    }
-    wanted.extend(labelled.iter().map(|i| i.number));
+    let mut wanted = usual(snapshot, &labelled, extra);
     if let Some(n) = snapshot.registry_issue {
         wanted.remove(&n);
     }
