@@ -457,3 +457,31 @@ async fn an_answered_command_edited_long_after_is_read_once_and_not_answered_aga
     assert!(about.iter().all(|r| r.starts_with("GET ")), "{about:#?}");
     assert_eq!(replies(&world, issue, id).len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_on_the_registry_issue_whose_event_never_came_is_answered_once() {
+    let world = world().await;
+    // Given a host that observed once (so the registry issue exists)
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let registry = (1..=3)
+        .find(|n| {
+            let label = thirdshift_reconciler::registry::REGISTRY_LABEL;
+            (world.sim.issue(*n)).is_some_and(|i| i.labels.iter().any(|l| l == label))
+        })
+        .expect("the registry issue");
+    // And a writer's `/thirdshift help` there whose trigger was dropped
+    let id = say(&world, registry, BOB, "/thirdshift help");
+    // When passes run, with the cache and without
+    reconcile(&world).await;
+    reconcile(&world).await;
+    reconcile_with(&world, &["--no-cache"]).await;
+    // Then it was answered once, and the host's report is untouched
+    assert_eq!(replies(&world, registry, id).len(), 1);
+    assert_eq!(reactions(&world, id), ["eyes", "+1"]);
+    let reports = world.records(registry);
+    let reports = reports
+        .iter()
+        .filter(|r| matches!(r, Record::HostReport(_)));
+    assert_eq!(reports.count(), 1);
+}

@@ -92,6 +92,7 @@ pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<Cache
             .unwrap_or_default();
         add_issue_with(ctx, &mut snapshot, issue, comments);
     }
+    snapshot.issues.sort_by_key(|i| i.number);
     fill_origin(ctx, &mut snapshot).await?;
     fill_roles(ctx, &mut snapshot, 0).await?;
     cache.issues = known;

@@ -24,6 +24,7 @@ pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
     for issue in wanted_issues(ctx, &snapshot, labelled, extra).await? {
         add_issue(ctx, &mut snapshot, issue).await?;
     }
+    snapshot.issues.sort_by_key(|i| i.number);
     fill_origin(ctx, &mut snapshot).await?;
     fill_roles(ctx, &mut snapshot, 0).await?;
     Ok(snapshot)
@@ -82,6 +83,9 @@ pub(super) async fn wanted_issues(
 /// as a pass makes of that issue, and no others.
 pub async fn read_issue(ctx: &Ctx, n: u64) -> anyhow::Result<Snapshot> {
     let mut snapshot = registry(ctx).await?;
+    // only issue `n` is wanted, the registry issue too when `n` names it: read below as any other
+    snapshot.issues.clear();
+    snapshot.commands.clear();
     let issue = ctx.client.get_issue(n).await?;
     add_issue(ctx, &mut snapshot, issue).await?;
     fill_origin(ctx, &mut snapshot).await?;
@@ -89,25 +93,30 @@ pub async fn read_issue(ctx: &Ctx, n: u64) -> anyhow::Result<Snapshot> {
     Ok(snapshot)
 }
 
-/// A snapshot holding the registry issue and its hosts' reports only; with `pages`, the
-/// registry's comments are read conditionally (a 304 when no report changed).
+/// A snapshot holding the registry issue's hosts' reports (and the registry issue itself when a
+/// command waits there, so a pass answers it too); with `pages`, the registry's comments are
+/// read conditionally (a 304 when no report changed).
 pub(super) async fn registry_with(
     ctx: &Ctx,
     pages: Option<&mut crate::github::PageCache>,
 ) -> anyhow::Result<Snapshot> {
     let registry = crate::registry::find_issue(ctx).await?;
-    let registry_issue = registry.as_ref().map(|i| i.number);
     let mut snapshot = Snapshot {
-        registry_issue,
-        registry_page: registry.map(|i| registry_page(&i)),
+        registry_issue: registry.as_ref().map(|i| i.number),
+        registry_page: registry.as_ref().map(registry_page),
         ..Snapshot::default()
     };
-    if let Some(n) = registry_issue {
+    if let Some(issue) = registry {
+        let n = issue.number;
         let comments = match pages {
             Some(p) => ctx.client.list_issue_comments_conditional(n, p).await?,
             None => ctx.client.list_issue_comments(n).await?,
         };
         (snapshot.reports, snapshot.duplicate_reports) = reports(ctx, &comments);
+        let waiting = crate::commands::pending::pending(n, &comments, &ctx.trust, &ctx.me);
+        if !waiting.is_empty() {
+            add_issue_with(ctx, &mut snapshot, issue, &comments);
+        }
     }
     Ok(snapshot)
 }
