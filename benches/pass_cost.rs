@@ -1,9 +1,11 @@
 //! What a reconcile pass costs as the work grows (issue #9): the real binary, run as a child
 //! process against the in-process emulator with a per-request latency, over N claimed issues on
 //! H hosts (20 ordinary comments per issue besides the claim). For each size it measures the
-//! pass with the cache (cold, warm with no change, warm with 1% of the issues changed), the
-//! naive baseline (`--no-cache`: every issue's comments every pass, so it costs the same every
-//! time), and one death acted on; and prints each target of the issue beside its measurement.
+//! pass with the cache (cold, warm with no change, warm with 1% of the issues changed, warm with
+//! a `/thirdshift status` waiting on an idle issue, and the warm pass after it answered), the
+//! naive baseline (`--no-cache`: every issue's comments and every comment of the repository
+//! every pass, so it costs the same every time), and one death acted on; and prints each target
+//! of the issue beside its measurement.
 //!
 //! `cargo bench --bench pass_cost` runs N = 10, 100, 1,000 by H = 1, 5, 20 at 50 ms;
 //! `-- --quick` only N = 10, 100 by H = 1, 5; `-- --full` adds N = 5,000;
@@ -31,6 +33,12 @@ struct Row {
     cold: Measured,
     warm: Measured,
     changed: Measured,
+    /// A warm pass with a command waiting on an idle issue (its event never came).
+    command: Measured,
+    /// Whether that pass answered it, once.
+    command_answered: bool,
+    /// The warm pass after it: the answered issue is not read again.
+    after: Measured,
     naive: Measured,
     death: Measured,
     death_acted: bool,
@@ -125,6 +133,13 @@ async fn size(n: usize, h: usize, latency: Duration) -> Row {
         fleet.sim.add_comment(*issue, PERSON, "one more note");
     }
     let changed = meter.pass(&["reconcile"]).await;
+    let idle = fleet
+        .sim
+        .create_issue(PERSON, "an idea for later", "later", &[]);
+    let id = fleet.sim.add_comment(idle, PERSON, "/thirdshift status");
+    let command = meter.pass(&["reconcile"]).await;
+    let after = meter.pass(&["reconcile"]).await;
+    let command_answered = replies(&fleet, idle, id) == 1;
     let naive = meter.pass(&["--no-cache", "reconcile"]).await;
     let (issue, claim) = &fleet.claims[0];
     let (report_id, report) = &fleet.reports[0];
@@ -145,10 +160,24 @@ async fn size(n: usize, h: usize, latency: Duration) -> Row {
         cold,
         warm,
         changed,
+        command,
+        command_answered,
+        after,
         naive,
         death,
         death_acted,
     }
+}
+
+/// How many replies answer comment `id` on `issue`.
+fn replies(fleet: &Fleet, issue: u64, id: u64) -> usize {
+    let answers = |c: &thirdshift_reconciler::sim::SimComment| matches!(decode(&c.body), Decoded::Record(Record::Reply(r)) if r.command_comment_id == id);
+    fleet
+        .sim
+        .comments(issue)
+        .iter()
+        .filter(|c| answers(c))
+        .count()
 }
 
 /// Target 1's bound.
@@ -159,10 +188,18 @@ fn bound(n: usize, h: usize) -> usize {
 /// The targets a row misses (1 and 5 always; 2 and 3 at their sizes).
 fn misses(r: &Row) -> Vec<String> {
     let mut out = Vec::new();
-    if r.warm.requests > bound(r.n, r.h) || r.warm.writes > 0 {
+    for (pass, m) in [("warm", &r.warm), ("after a command", &r.after)] {
+        if m.requests > bound(r.n, r.h) || m.writes > 0 {
+            out.push(format!(
+                "N={} H={}: target 1, {pass} ({} requests)",
+                r.n, r.h, m.requests
+            ));
+        }
+    }
+    if !r.command_answered {
         out.push(format!(
-            "N={} H={}: target 1 ({})",
-            r.n, r.h, r.warm.requests
+            "N={} H={}: idle command not answered once",
+            r.n, r.h
         ));
     }
     if !r.death_acted && !r.oversized {
@@ -193,6 +230,8 @@ fn render(rows: &[Row], latency: Duration) -> String {
             ("cold (no cache)", &r.cold),
             ("warm, no change", &r.warm),
             ("warm, 1% changed", &r.changed),
+            ("warm, a command on an idle issue", &r.command),
+            ("warm, after it was answered", &r.after),
             ("naive (every pass)", &r.naive),
             ("a death reported", &r.death),
         ] {
@@ -205,13 +244,25 @@ fn render(rows: &[Row], latency: Duration) -> String {
     t.push_str("\n| target | N | H | measured | goal | |\n|---|---:|---:|---|---|---|\n");
     for r in rows {
         let b = bound(r.n, r.h);
+        for (pass, m) in [
+            ("no change", &r.warm),
+            ("after a command answered", &r.after),
+        ] {
+            t.push_str(&format!(
+                "| 1 warm, {pass} | {} | {} | {} requests, {} writes | ≤ {b} requests, 0 writes | {} |\n",
+                r.n,
+                r.h,
+                m.requests,
+                m.writes,
+                ok(m.requests <= b && m.writes == 0)
+            ));
+        }
         t.push_str(&format!(
-            "| 1 warm, no change | {} | {} | {} requests, {} writes | ≤ {b} requests, 0 writes | {} |\n",
+            "| idle command answered once, by the next pass | {} | {} | {} | yes | {} |\n",
             r.n,
             r.h,
-            r.warm.requests,
-            r.warm.writes,
-            ok(r.warm.requests <= b && r.warm.writes == 0)
+            if r.command_answered { "yes" } else { "no" },
+            ok(r.command_answered)
         ));
         if r.n == 1000 && r.h == 20 {
             t.push_str(&format!(

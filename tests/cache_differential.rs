@@ -1,7 +1,7 @@
 //! The efficient pass decides exactly what a full read decides (issue #9): on seeded random
 //! fleets, over several passes with random changes between them (new claims, ends, commands,
-//! edits and deletions of records and conversation, deaths in host reports, labels, forged
-//! records), the snapshot read through the cache and a naive full read give the same plan, and
+//! commands on idle issues, edits and deletions of records and conversation, deaths in host
+//! reports, labels, forged records), the snapshot read through the cache and a naive full read give the same plan, and
 //! the cache is really used (most issues come from it). Each pass then applies the plan, so our
 //! own writes are part of the history the next pass reads. Under stale comment lists, what a
 //! cached pass could not see yet is seen once the lists catch up.
@@ -51,7 +51,7 @@ async fn plans_now(cached: &Ctx, naive: &Ctx, path: &std::path::Path) -> PlansNo
         now: Utc::now(),
     };
     let full = plan(
-        &read::read(naive, &[]).await.expect("full read"),
+        &read::read_pass(naive).await.expect("full read"),
         &cached.config,
         &input,
     );
@@ -108,7 +108,7 @@ fn end_of(issue: u64, claim_id: &str) -> EndRecord {
 fn change(fleet: &mut Fleet, rng: &mut Rng) {
     let sim = &fleet.sim;
     let (issue, c) = fleet.claims[rng.below(fleet.claims.len())].clone();
-    match rng.below(10) {
+    match rng.below(11) {
         0 => {
             sim.add_comment(issue, PERSON, &chatter(issue, rng.below(99)));
         }
@@ -152,6 +152,11 @@ fn change(fleet: &mut Fleet, rng: &mut Rng) {
         }
         8 => {
             sim.add_comment(issue, "mallory", &claim(issue, 0).to_comment());
+        }
+        9 => {
+            let idle = sim.create_issue(PERSON, "idle", "for later", &[]);
+            let verb = ["status", "recover", "help", "cancel", "recovr"][rng.below(5)];
+            sim.add_comment(idle, PERSON, &format!("/thirdshift {verb}"));
         }
         _ => {
             let n = sim.create_issue(PERSON, "late", "more", &[IN_PROGRESS]);

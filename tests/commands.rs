@@ -1,7 +1,9 @@
 //! `/thirdshift` commands with the real binary, real processes and real HTTP: permissions
 //! (collaborator-permission API), refusals with evidence, recovery of a dead Run, a forced
 //! recover in the forcer's name, one reply however often a command is handled (its event twice,
-//! its event and a pass), and a command whose event never came answered by the next pass.
+//! its event and a pass), and a command whose event never came answered by the next pass, also
+//! on an idle issue (neither `in-progress` nor named by a host report), with the cache and
+//! without it.
 
 mod harness;
 
@@ -63,8 +65,32 @@ async fn deliver(world: &World, issue: u64, id: u64) -> String {
 }
 
 async fn reconcile(world: &World) {
-    let out = world.exec("ci", &["reconcile"]).await;
+    reconcile_with(world, &[]).await;
+}
+
+/// When: a reconcile pass runs with the global options `flags` (e.g. `--no-cache`).
+async fn reconcile_with(world: &World, flags: &[&str]) {
+    let out = world.exec("ci", &[flags, &["reconcile"]].concat()).await;
     assert_eq!(out.status.code(), Some(0), "reconcile: {}", stderr(&out));
+}
+
+/// Given: an open issue nobody works on (no label, no Claim, no host report names it).
+fn idle_issue(world: &World) -> u64 {
+    world
+        .sim
+        .create_issue(BOB, "idle", "an idea for later", &[])
+}
+
+/// The requests since the log was cleared that name issue `n` itself (its comments, labels…).
+fn requests_about(world: &World, n: u64) -> Vec<String> {
+    let own = format!("/issues/{n}");
+    world
+        .sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with(&own) || r.path.contains(&format!("{own}/")))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
 }
 
 /// The bot's replies to comment `id`, with their text.
@@ -275,4 +301,187 @@ async fn recover_kill_has_the_owning_host_stop_the_live_run_and_end_it_recovered
     assert!(labels.contains(&READY.to_string()), "{labels:?}");
     assert!(!labels.contains(&IN_PROGRESS.to_string()), "{labels:?}");
     assert_eq!(replies(&world, issue, id).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_on_an_idle_issue_whose_event_never_came_is_answered_once_by_the_next_cached_pass() {
+    let world = world().await;
+    let issue = idle_issue(&world);
+    // Given a pass that already left its cache (so the next one is warm)
+    reconcile(&world).await;
+    // And a writer's `/thirdshift status` on the idle issue whose workflow trigger was dropped
+    let id = say(&world, issue, BOB, "/thirdshift status");
+    // When the next reconcile pass runs
+    reconcile(&world).await;
+    // Then it answers: one reply saying nothing is active, eyes then +1
+    let r = replies(&world, issue, id);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].0.answer, Answer::Answered);
+    assert_eq!(reactions(&world, id), ["eyes", "+1"]);
+    // When more passes run
+    world.sim.clear_requests();
+    reconcile(&world).await;
+    reconcile(&world).await;
+    // Then the command is not answered again, and the answered issue is not read again
+    assert_eq!(replies(&world, issue, id).len(), 1);
+    assert_eq!(requests_about(&world, issue), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_on_an_idle_issue_is_answered_once_by_passes_without_a_cache() {
+    let world = world().await;
+    let issue = idle_issue(&world);
+    // Given a writer's `/thirdshift status` on an idle issue whose trigger was dropped
+    let id = say(&world, issue, BOB, "/thirdshift status");
+    // When two `--no-cache` passes run
+    reconcile_with(&world, &["--no-cache"]).await;
+    reconcile_with(&world, &["--no-cache"]).await;
+    // Then the first answered it once and the second wrote nothing more
+    let r = replies(&world, issue, id);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].0.answer, Answer::Answered);
+    assert_eq!(reactions(&world, id), ["eyes", "+1"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_pass_without_a_cache_file_answers_a_command_on_an_idle_issue() {
+    let world = world().await;
+    let issue = idle_issue(&world);
+    // Given a `/thirdshift help` on an idle issue, older than any cache
+    let id = say(&world, issue, BOB, "/thirdshift help");
+    // When the first pass runs (a cold cache) and then a warm one
+    reconcile(&world).await;
+    reconcile(&world).await;
+    // Then it was answered once, with the grammar
+    let r = replies(&world, issue, id);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].1.contains("/thirdshift recover"), "{}", r[0].1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_strangers_command_on_an_idle_issue_is_refused_once_and_not_again() {
+    let world = world().await;
+    let issue = idle_issue(&world);
+    reconcile(&world).await;
+    // Given a reader's `/thirdshift cancel` on an idle issue whose trigger was dropped
+    let id = say(&world, issue, STRANGER, "/thirdshift cancel");
+    // When passes run, with the cache and without
+    reconcile(&world).await;
+    reconcile(&world).await;
+    reconcile_with(&world, &["--no-cache"]).await;
+    // Then one refusal names the missing role, eyes then -1, and nothing else was written
+    let r = replies(&world, issue, id);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].0.answer, Answer::NotPermitted);
+    assert!(r[0].1.contains("@mallory has `read`"), "{}", r[0].1);
+    assert_eq!(reactions(&world, id), ["eyes", "-1"]);
+    assert!(world
+        .records(issue)
+        .iter()
+        .all(|r| matches!(r, Record::Reply(_))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recover_on_an_issue_no_longer_in_progress_answers_nothing_to_do_once() {
+    let world = world().await;
+    let issue = world.ready_issue("finished");
+    // Given an issue whose Run finished (its Claim ended done, `in-progress` removed)
+    let out = world
+        .exec("h1", &["run", "--issue", &issue.to_string(), "--", "true"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "run: {}", stderr(&out));
+    assert!(!world.labels(issue).contains(&IN_PROGRESS.to_string()));
+    reconcile(&world).await;
+    // And a writer's `/thirdshift recover` there whose trigger was dropped
+    let id = say(&world, issue, BOB, "/thirdshift recover");
+    // When passes run
+    reconcile(&world).await;
+    reconcile(&world).await;
+    // Then one reply says there is nothing to do and how the last Claim ended; nothing ended
+    let r = replies(&world, issue, id);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].0.answer, Answer::NothingToDo);
+    assert!(r[0].1.contains("done"), "{}", r[0].1);
+    assert_eq!(reactions(&world, id), ["eyes", "-1"]);
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0].outcome, Outcome::Done);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_a_pass_saw_but_could_not_answer_is_answered_later_from_the_cache() {
+    let world = world().await;
+    let issue = idle_issue(&world);
+    reconcile(&world).await;
+    // Given a `/thirdshift status` on an idle issue, and a pass whose reply GitHub refuses
+    let id = say(&world, issue, BOB, "/thirdshift status");
+    let comments = "/repos/{owner}/{repo}/issues/{issue_number}/comments";
+    world.sim.fail_next("POST", comments, 8, false); // every attempt of one post
+    let out = world.exec("ci", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(replies(&world, issue, id).is_empty());
+    // And time passes: the command is long older than anything the next listing shows
+    world.sim.backdate(std::time::Duration::from_secs(3600));
+    // When the next pass runs
+    reconcile(&world).await;
+    // Then the cache still knew the command, and it is answered once
+    assert_eq!(replies(&world, issue, id).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answered_command_edited_long_after_is_read_once_and_not_answered_again() {
+    let world = world().await;
+    let issue = idle_issue(&world);
+    reconcile(&world).await;
+    // Given a `/thirdshift status` on an idle issue answered by its event, long ago
+    let id = say(&world, issue, BOB, "/thirdshift status");
+    deliver(&world, issue, id).await;
+    world.sim.backdate(std::time::Duration::from_secs(3600));
+    // And passes since that saw only newer comments elsewhere
+    let elsewhere = idle_issue(&world);
+    say(&world, elsewhere, BOB, "an unrelated note");
+    reconcile(&world).await;
+    reconcile(&world).await;
+    // And its author edits it now (the listing shows the edit, not the old reply)
+    world
+        .sim
+        .edit_comment(id, "/thirdshift status\n\nstill stuck?");
+    world.sim.clear_requests();
+    // When three passes run
+    for _ in 0..3 {
+        reconcile(&world).await;
+    }
+    // Then the issue was read once (the issue and its comments), and nothing was answered again
+    let about = requests_about(&world, issue);
+    assert_eq!(about.len(), 2, "{about:#?}");
+    assert!(about.iter().all(|r| r.starts_with("GET ")), "{about:#?}");
+    assert_eq!(replies(&world, issue, id).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_on_the_registry_issue_whose_event_never_came_is_answered_once() {
+    let world = world().await;
+    // Given a host that observed once (so the registry issue exists)
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let registry = (1..=3)
+        .find(|n| {
+            let label = thirdshift_reconciler::registry::REGISTRY_LABEL;
+            (world.sim.issue(*n)).is_some_and(|i| i.labels.iter().any(|l| l == label))
+        })
+        .expect("the registry issue");
+    // And a writer's `/thirdshift help` there whose trigger was dropped
+    let id = say(&world, registry, BOB, "/thirdshift help");
+    // When passes run, with the cache and without
+    reconcile(&world).await;
+    reconcile(&world).await;
+    reconcile_with(&world, &["--no-cache"]).await;
+    // Then it was answered once, and the host's report is untouched
+    assert_eq!(replies(&world, registry, id).len(), 1);
+    assert_eq!(reactions(&world, id), ["eyes", "+1"]);
+    let reports = world.records(registry);
+    let reports = reports
+        .iter()
+        .filter(|r| matches!(r, Record::HostReport(_)));
+    assert_eq!(reports.count(), 1);
 }

@@ -1,7 +1,7 @@
 //! Conditional list reads: every page of a list is sent with the ETag of its last answer in
 //! `If-None-Match`, and a 304 (which costs no rate budget) reuses the page kept from then. The
 //! kept pages live in a [`PageCache`] that the caller stores between passes (the reconcile
-//! cache file). The repo-wide comment listing with `since` and the probe for the newest comment
+//! cache file). The repo-wide comment listings (with `since`, and every comment page by page)
 //! live here too. It decides nothing about what a page means.
 //!
 //! An ETag only matches for the token that fetched it, so with a new token every page is a plain
@@ -150,11 +150,17 @@ impl Client {
         self.get_all_conditional(&url, cache).await
     }
 
-    /// The repository's most recently created or edited issue comment, if any (one request).
-    pub async fn newest_comment(&self) -> GhResult<Option<Comment>> {
-        let url = self.repo_url("/issues/comments?sort=updated&direction=desc&per_page=1&page=1");
-        let resp = self.send(Method::GET, &url, None, Retry::Safe).await?;
-        let page: Vec<Comment> = self.decode(&Method::GET, &url, &resp)?;
-        Ok(page.into_iter().next())
+    /// Every comment of the repository (`GET /repos/{o}/{r}/issues/comments`, ascending id, every
+    /// page), handed to `each` as its page arrives, so a caller that keeps a few of them never
+    /// holds the rest. Plain requests: a listing made once per pass gains nothing from ETags.
+    pub async fn each_repo_comment(&self, mut each: impl FnMut(Comment)) -> GhResult<()> {
+        let mut url = Some(self.repo_url("/issues/comments?per_page=100"));
+        while let Some(current) = url.take() {
+            let resp = self.send(Method::GET, &current, None, Retry::Safe).await?;
+            let page: Vec<Comment> = self.decode(&Method::GET, &current, &resp)?;
+            page.into_iter().for_each(&mut each);
+            url = next_link(&resp.headers);
+        }
+        Ok(())
     }
 }

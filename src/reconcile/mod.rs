@@ -43,7 +43,7 @@ pub async fn pass(ctx: &Ctx) -> anyhow::Result<PassReport> {
 /// pass skip reads, never decide a write.
 pub async fn decide(ctx: &Ctx, input: &PlanInput) -> anyhow::Result<(Snapshot, Plan)> {
     let Some(path) = &ctx.cache else {
-        let snapshot = crate::snapshot::read::read(ctx, &[]).await?;
+        let snapshot = crate::snapshot::read::read_pass(ctx).await?;
         let plan = plan(&snapshot, &ctx.config, input);
         return Ok((snapshot, plan));
     };

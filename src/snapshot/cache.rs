@@ -1,7 +1,9 @@
 //! The local cache kept between passes (`docs/performance.md`): for each issue a pass read, the
 //! ids of all its comments and the full text of the ones that can matter (any comment that
-//! mentions thirdshift: records, commands, replies); the watermark of the repo-wide comment
-//! listing; and the ETags and pages of the conditional list reads. One JSON file, by default in
+//! mentions thirdshift: records, commands, replies); the same texts of idle issues that hold or
+//! held a `/thirdshift` command (`waiting.rs`), so a command waits until it is answered; the
+//! watermark of the repo-wide comment listing; and the ETags and pages of the conditional list
+//! reads. One JSON file, by default in
 //! the state folder (`cache/OWNER--NAME.json`), written whole by rename so a reader never sees
 //! half of it; two processes sharing it simply keep the last complete pass.
 //!
@@ -17,8 +19,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::github::{Comment, PageCache};
 
-/// Bumped when the file's meaning changes; another version is read as an empty cache.
-const VERSION: u32 = 1;
+/// Bumped when the file's meaning changes; another version is read as an empty cache. Version 2
+/// keeps idle issues' commands: a version 1 file never kept them, so its watermark may already
+/// be past a command still waiting, and only a cold pass (which lists every comment) finds it.
+const VERSION: u32 = 2;
 
 /// What the cache keeps.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -31,6 +35,11 @@ pub struct Cache {
     pub watermark: Option<DateTime<Utc>>,
     /// The comments of each issue the last pass read, by issue number.
     pub issues: BTreeMap<u64, CachedIssue>,
+    /// Issues outside the usual read (not `in-progress`, named by no host report) whose comments
+    /// a listing showed holding a command: their relevant comments as far as known (not every
+    /// comment: their ids are not counted), by issue number (`waiting.rs`).
+    #[serde(default)]
+    pub idle: BTreeMap<u64, Vec<Comment>>,
     /// Conditional list pages (the `in-progress` list, the registry's comments, `since`).
     pub pages: PageCache,
 }
@@ -71,15 +80,23 @@ impl CachedIssue {
             if let Err(at) = self.ids.binary_search(&c.id) {
                 self.ids.insert(at, c.id);
             }
-            let at = self.relevant.binary_search_by_key(&c.id, |r| r.id);
-            match (at, relevant(c)) {
-                (Ok(i), true) => self.relevant[i] = (*c).clone(),
-                (Ok(i), false) => {
-                    self.relevant.remove(i);
-                }
-                (Err(i), true) => self.relevant.insert(i, (*c).clone()),
-                (Err(_), false) => {}
+        }
+        merge_relevant(&mut self.relevant, changed);
+    }
+}
+
+/// Applies listed comments (new ones and edits) to `kept`, the relevant comments of one issue in
+/// ascending id: relevant ones are put in or replaced, ones edited into plain text taken out.
+pub fn merge_relevant(kept: &mut Vec<Comment>, changed: &[&Comment]) {
+    for c in changed {
+        let at = kept.binary_search_by_key(&c.id, |r| r.id);
+        match (at, relevant(c)) {
+            (Ok(i), true) => kept[i] = (*c).clone(),
+            (Ok(i), false) => {
+                kept.remove(i);
             }
+            (Err(i), true) => kept.insert(i, (*c).clone()),
+            (Err(_), false) => {}
         }
     }
 }

@@ -14,8 +14,12 @@
 //!    its plan would write to that this pass did not read in full ([`CachedRead::confirm`]),
 //!    and plans again.
 //!
-//! Without a cache file the read is cold: every issue is read in full (concurrently) and the
-//! watermark is set from the newest comment. It decides nothing.
+//! 4. Issues outside that read where a `/thirdshift` command waits for its answer are read as
+//!    well (`waiting.rs`): found from the cache and the `since` listing, at no cost.
+//!
+//! Without a cache file the read is cold: every comment of the repository is listed once (for
+//! the commands waiting anywhere, and the watermark from the newest), and every issue is read in
+//! full (concurrently). It decides nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -25,9 +29,9 @@ use chrono::{DateTime, Utc};
 
 use super::cache::{Cache, CachedIssue};
 use super::read::{
-    add_issue_with, fill_origin, fill_roles, registry_with, replace_comments, wanted_issues,
+    add_issue_with, fill_origin, fill_roles, registry_with, replace_comments, usual, wanted_issues,
 };
-use super::Snapshot;
+use super::{waiting, Snapshot};
 use crate::context::Ctx;
 use crate::github::Comment;
 
@@ -46,11 +50,12 @@ pub struct CachedRead {
     path: PathBuf,
 }
 
-/// Reads the snapshot through the cache file at `path`; `extra` as for `read::read`.
+/// Reads the snapshot through the cache file at `path`; `extra` as for `read::read`. Issues
+/// holding a command that waits for its answer are read too, wherever they are (`waiting.rs`).
 pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<CachedRead> {
     let repo = ctx.client.repo().to_string();
     let mut cache = Cache::load(path, ctx.client.api_url(), &repo);
-    let changed = changes(ctx, &mut cache).await?;
+    let changes = changes(ctx, &mut cache).await?;
     let mut snapshot = registry_with(ctx, Some(&mut cache.pages)).await?;
     let labelled = ctx
         .client
@@ -60,29 +65,24 @@ pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<Cache
             &mut cache.pages,
         )
         .await?;
-    let issues = wanted_issues(ctx, &snapshot, labelled, extra).await?;
     let mut by_issue: BTreeMap<u64, Vec<&Comment>> = BTreeMap::new();
-    for c in changed.iter().flatten() {
-        if let Some(n) = c.issue_number() {
-            by_issue.entry(n).or_default().push(c);
-        }
-    }
-    let mut known = BTreeMap::new();
-    let mut unread = Vec::new();
-    for issue in &issues {
-        let n = issue.number;
-        match cache.issues.remove(&n).filter(|_| changed.is_some()) {
-            Some(mut entry) => {
-                entry.merge(by_issue.get(&n).map(Vec::as_slice).unwrap_or_default());
-                if entry.ids.len() as u64 == issue.comments {
-                    known.insert(n, entry);
-                } else {
-                    unread.push(n);
+    let waiting = match &changes {
+        Changes::Cold { waiting } => waiting.clone(),
+        Changes::Warm(listed) => {
+            for c in listed {
+                if let Some(n) = c.issue_number() {
+                    by_issue.entry(n).or_default().push(c);
                 }
             }
-            None => unread.push(n),
+            let usual = usual(&snapshot, &labelled, extra);
+            waiting::carry(ctx, &mut cache, &by_issue, &usual)
         }
-    }
+    };
+    let warm = matches!(changes, Changes::Warm(_));
+    let extra: Vec<u64> = extra.iter().chain(&waiting).copied().collect();
+    let issues = wanted_issues(ctx, &snapshot, labelled, &extra).await?;
+    cache.idle.retain(|n, _| !waiting.contains(n));
+    let (mut known, unread) = from_cache(&mut cache, &issues, warm.then_some(&by_issue));
     let fresh: BTreeSet<u64> = unread.iter().copied().collect();
     known.extend(read_all(ctx, &unread).await?);
     for issue in issues {
@@ -92,6 +92,7 @@ pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<Cache
             .unwrap_or_default();
         add_issue_with(ctx, &mut snapshot, issue, comments);
     }
+    snapshot.issues.sort_by_key(|i| i.number);
     fill_origin(ctx, &mut snapshot).await?;
     fill_roles(ctx, &mut snapshot, 0).await?;
     cache.issues = known;
@@ -104,6 +105,33 @@ pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<Cache
     };
     read.save();
     Ok(read)
+}
+
+/// Splits `issues` into those the cache can give (its entry merged with the comments the
+/// listing showed, `listed`, adds up to GitHub's comment count) and those to read in full (all
+/// of them for a cold cache, `listed` being `None`). Takes the entries out of `cache.issues`.
+fn from_cache(
+    cache: &mut Cache,
+    issues: &[crate::github::Issue],
+    listed: Option<&BTreeMap<u64, Vec<&Comment>>>,
+) -> (BTreeMap<u64, CachedIssue>, Vec<u64>) {
+    let mut known = BTreeMap::new();
+    let mut unread = Vec::new();
+    for issue in issues {
+        let n = issue.number;
+        match (cache.issues.remove(&n), listed) {
+            (Some(mut entry), Some(listed)) => {
+                entry.merge(listed.get(&n).map(Vec::as_slice).unwrap_or_default());
+                if entry.ids.len() as u64 == issue.comments {
+                    known.insert(n, entry);
+                } else {
+                    unread.push(n);
+                }
+            }
+            _ => unread.push(n),
+        }
+    }
+    (known, unread)
 }
 
 impl CachedRead {
@@ -148,20 +176,32 @@ impl CachedRead {
     }
 }
 
-/// The comments changed since the watermark (moving it on), or `None` for a cold cache (the
-/// watermark is then set from the newest comment, and every issue is read in full).
-async fn changes(ctx: &Ctx, cache: &mut Cache) -> anyhow::Result<Option<Vec<Comment>>> {
+/// What changed since the last pass.
+enum Changes {
+    /// No watermark (a cold cache): every comment was listed once, for the commands waiting
+    /// anywhere (the watermark is then set from the newest); every issue is read in full.
+    Cold { waiting: BTreeSet<u64> },
+    /// The comments created or edited since the watermark (minus the margin).
+    Warm(Vec<Comment>),
+}
+
+/// The comments changed since the watermark (moving it on), or, for a cold cache, the issues
+/// where a command waits, found by listing every comment (which also sets the watermark).
+async fn changes(ctx: &Ctx, cache: &mut Cache) -> anyhow::Result<Changes> {
     let Some(mark) = cache.watermark else {
         cache.issues.clear();
-        let newest = ctx.client.newest_comment().await?;
-        cache.watermark = Some(newest.map_or(DateTime::<Utc>::UNIX_EPOCH, |c| c.updated_at));
-        return Ok(None);
+        cache.idle.clear();
+        let everywhere = waiting::everywhere(ctx).await?;
+        cache.watermark = Some(everywhere.newest.unwrap_or(DateTime::<Utc>::UNIX_EPOCH));
+        return Ok(Changes::Cold {
+            waiting: everywhere.waiting,
+        });
     };
     let since = mark - chrono::Duration::seconds(MARGIN_SECS);
     let listed = ctx.client.comments_since(since, &mut cache.pages).await?;
     let newest = listed.iter().map(|c| c.updated_at).max();
     cache.watermark = Some(newest.map_or(mark, |n| n.max(mark)));
-    Ok(Some(listed))
+    Ok(Changes::Warm(listed))
 }
 
 /// The full comment lists of `numbers`, at most [`CONCURRENCY`] requests at a time.

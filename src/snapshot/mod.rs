@@ -1,11 +1,14 @@
 //! What one read of GitHub saw: the open (and recently closed) issues that matter to Claims with
 //! their ownership as the record protocol reads it, and the hosts' reports from the registry
-//! issue, and the `/thirdshift` commands on those issues still waiting for an answer. `plan` decides from this alone; the view renders it. Reading it is `read.rs` (IO);
-//! the types here hold no IO.
+//! issue, and the `/thirdshift` commands on those issues still waiting for an answer. `plan`
+//! decides from this alone; the view renders it. Reading it is `read.rs` (IO) or, through the
+//! cache, `incremental.rs`; `waiting.rs` finds the idle issues a command waits on. The types here
+//! hold no IO.
 
 pub mod cache;
 pub mod incremental;
 pub mod read;
+pub mod waiting;
 
 use chrono::{DateTime, Utc};
 
@@ -25,7 +28,8 @@ pub async fn read_any(ctx: &crate::context::Ctx, extra: &[u64]) -> anyhow::Resul
 /// One read of the repository.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
-    /// Issues with `in-progress` or named in a host report, in number order.
+    /// Issues with `in-progress` or named in a host report (and, in a reconcile pass's read, those
+    /// holding a command waiting for its answer), in number order.
     pub issues: Vec<IssueSnapshot>,
     /// The first trusted report of each host (name and machine id) on the registry issue.
     pub reports: Vec<ReportView>,

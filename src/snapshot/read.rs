@@ -1,8 +1,9 @@
 //! One read of GitHub into a `Snapshot`: the registry issue's host reports (trusted authors only,
 //! the first per host), then every issue that has `in-progress` (open or closed), is named in a
-//! host report, or is named by the caller (this host's local records), with its comments read into
-//! the ownership rule and the `/thirdshift` commands waiting for an answer (with their authors'
-//! roles, read only when some wait). It decides nothing.
+//! host report, or is named by the caller (this host's local records; for a reconcile pass, the
+//! issues holding a waiting command, `read_pass`), with its comments read into the ownership rule
+//! and the `/thirdshift` commands waiting for an answer (with their authors' roles, read only
+//! when some wait). It decides nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,9 +24,32 @@ pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
     for issue in wanted_issues(ctx, &snapshot, labelled, extra).await? {
         add_issue(ctx, &mut snapshot, issue).await?;
     }
+    snapshot.issues.sort_by_key(|i| i.number);
     fill_origin(ctx, &mut snapshot).await?;
     fill_roles(ctx, &mut snapshot, 0).await?;
     Ok(snapshot)
+}
+
+/// The full read of a reconcile pass without a cache: [`read`], and also every issue holding a
+/// command that waits for its answer wherever it is (one listing of every comment of the
+/// repository, `waiting::everywhere`), so a command whose workflow trigger was dropped is
+/// answered by this pass even on an idle issue.
+pub async fn read_pass(ctx: &Ctx) -> anyhow::Result<Snapshot> {
+    let everywhere = super::waiting::everywhere(ctx).await?;
+    let extra: Vec<u64> = everywhere.waiting.into_iter().collect();
+    read(ctx, &extra).await
+}
+
+/// The issues a read takes in whatever their comments hold: those `labelled` `in-progress`,
+/// those a host report names, those in `extra`, and the registry issue (read on its own).
+pub(super) fn usual(snapshot: &Snapshot, labelled: &[Issue], extra: &[u64]) -> BTreeSet<u64> {
+    let mut usual: BTreeSet<u64> = extra.iter().copied().collect();
+    for r in &snapshot.reports {
+        usual.extend(r.report.claims.iter().map(|c| c.issue));
+    }
+    usual.extend(labelled.iter().map(|i| i.number));
+    usual.extend(snapshot.registry_issue);
+    usual
 }
 
 /// The issues a pass reads, in number order: those `labelled` `in-progress`, those a host report
@@ -36,11 +60,7 @@ pub(super) async fn wanted_issues(
     labelled: Vec<Issue>,
     extra: &[u64],
 ) -> anyhow::Result<Vec<Issue>> {
-    let mut wanted: BTreeSet<u64> = extra.iter().copied().collect();
-    for r in &snapshot.reports {
-        wanted.extend(r.report.claims.iter().map(|c| c.issue));
-    }
-    wanted.extend(labelled.iter().map(|i| i.number));
+    let mut wanted = usual(snapshot, &labelled, extra);
     if let Some(n) = snapshot.registry_issue {
         wanted.remove(&n);
     }
@@ -63,6 +83,9 @@ pub(super) async fn wanted_issues(
 /// as a pass makes of that issue, and no others.
 pub async fn read_issue(ctx: &Ctx, n: u64) -> anyhow::Result<Snapshot> {
     let mut snapshot = registry(ctx).await?;
+    // only issue `n` is wanted, the registry issue too when `n` names it: read below as any other
+    snapshot.issues.clear();
+    snapshot.commands.clear();
     let issue = ctx.client.get_issue(n).await?;
     add_issue(ctx, &mut snapshot, issue).await?;
     fill_origin(ctx, &mut snapshot).await?;
@@ -70,25 +93,30 @@ pub async fn read_issue(ctx: &Ctx, n: u64) -> anyhow::Result<Snapshot> {
     Ok(snapshot)
 }
 
-/// A snapshot holding the registry issue and its hosts' reports only; with `pages`, the
-/// registry's comments are read conditionally (a 304 when no report changed).
+/// A snapshot holding the registry issue's hosts' reports (and the registry issue itself when a
+/// command waits there, so a pass answers it too); with `pages`, the registry's comments are
+/// read conditionally (a 304 when no report changed).
 pub(super) async fn registry_with(
     ctx: &Ctx,
     pages: Option<&mut crate::github::PageCache>,
 ) -> anyhow::Result<Snapshot> {
     let registry = crate::registry::find_issue(ctx).await?;
-    let registry_issue = registry.as_ref().map(|i| i.number);
     let mut snapshot = Snapshot {
-        registry_issue,
-        registry_page: registry.map(|i| registry_page(&i)),
+        registry_issue: registry.as_ref().map(|i| i.number),
+        registry_page: registry.as_ref().map(registry_page),
         ..Snapshot::default()
     };
-    if let Some(n) = registry_issue {
+    if let Some(issue) = registry {
+        let n = issue.number;
         let comments = match pages {
             Some(p) => ctx.client.list_issue_comments_conditional(n, p).await?,
             None => ctx.client.list_issue_comments(n).await?,
         };
         (snapshot.reports, snapshot.duplicate_reports) = reports(ctx, &comments);
+        let waiting = crate::commands::pending::pending(n, &comments, &ctx.trust, &ctx.me);
+        if !waiting.is_empty() {
+            add_issue_with(ctx, &mut snapshot, issue, &comments);
+        }
     }
     Ok(snapshot)
 }
