@@ -91,22 +91,34 @@ async fn settle(soak: &mut Soak<'_>) {
 }
 
 /// The same Runs stopped the same way, replayed one at a time without faults on a fresh
-/// emulator: every issue must end as it ended in the soak. Returns the replay's duration.
+/// emulator: every issue must end as it ended in the soak, and every Run the soak let take its
+/// Claim must take it in the replay too. Returns the replay's duration.
 async fn compare_with_replay(soak: &mut Soak<'_>, seed: u64) -> Duration {
     let started = Instant::now();
     let world = world(seed).await;
     let mut again = Soak::new(&world, soak.hosts.len(), soak.issues.len(), seed);
-    again.replay(&soak.fates, &soak.requeues).await;
+    let diverged = again.replay(&soak.fates, &soak.requeues).await;
     let (soaked, replayed) = (soak.end_states(&soak.fates), again.end_states(&again.fates));
     for (n, state) in &soaked {
-        if replayed.get(n) != Some(state) {
-            soak.counts.violations.push(format!(
-                "end: #{n} differs from the fault-free replay:
-  soak:   {state}
-  replay: {}",
-                replayed.get(n).map_or("-", |s| s.as_str())
-            ));
-        }
+        let history = || {
+            let theirs = again.history(*n, &again.fates, &again.requeues);
+            format!(
+                "\n  soak's history:   {}\n  replay's history: {theirs}",
+                soak.history(*n, &soak.fates, &soak.requeues)
+            )
+        };
+        let differs = if let Some(why) = diverged.get(n) {
+            format!("#{n} diverged in the fault-free replay: {why}")
+        } else if replayed.get(n) != Some(state) {
+            let theirs = replayed.get(n).map_or("-", |s| s.as_str());
+            format!(
+                "#{n} differs from the fault-free replay:\n  soak:   {state}\n  replay: {theirs}"
+            )
+        } else {
+            continue;
+        };
+        let line = format!("end: {differs}{}", history());
+        soak.counts.violations.push(line);
     }
     started.elapsed()
 }

@@ -215,13 +215,16 @@ impl<'w> Soak<'w> {
                     .iter()
                     .find(|k| k.claim_id == claim.record.claim_id);
                 self.counts.violations.push(format!(
-                    "pass {pass}: #{n} claim {} ended {} while its Run lives (pid {} {:?}, session \
-                     members {:?}, killed {:?}): {}",
+                    "pass {pass}: #{n} claim {} ended {} while its Run lives (pid {} {:?}, its \
+                     session's members {:?}, killed {:?}): {}",
                     claim.record.claim_id,
                     end.record.outcome.as_str(),
                     claim.record.pid,
                     std::fs::read_to_string(format!("/proc/{}/stat", claim.record.pid)),
-                    claim.record.session_id.map(session_members),
+                    claim
+                        .record
+                        .session_id
+                        .map(|sid| writers(sid, &claim.record.claim_id)),
                     how.map(|k| k.how),
                     end.record.reason
                 ));
@@ -347,15 +350,30 @@ impl<'w> Soak<'w> {
     }
 }
 
-/// Whether the claim's Run or any process of its command's session still runs here.
+/// Whether the claim's Run or any process of its command's session still runs here. A session
+/// member counts only when it carries the claim's id in its environment, as every process of the
+/// soak's commands does: over a long soak PIDs wrap, and a later Run's command can lead a new
+/// session with the same number once the old one is gone.
 pub fn alive(c: &ClaimView) -> bool {
     let owner = ProcessIdentity::of(c.record.pid)
         .is_some_and(|p| p.start_ticks == c.record.start_ticks && !zombie(p.pid));
     let writers = c
         .record
         .session_id
-        .is_some_and(|sid| !session_members(sid).is_empty());
+        .is_some_and(|sid| !writers(sid, &c.record.claim_id).is_empty());
     owner || writers
+}
+
+/// The live members of session `sid` that carry `claim_id` in their environment.
+pub fn writers(sid: u32, claim_id: &str) -> Vec<u32> {
+    let marker = format!("THIRDSHIFT_CLAIM_ID={claim_id}");
+    session_members(sid)
+        .into_iter()
+        .filter(|pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            env.split(|b| *b == 0).any(|v| v == marker.as_bytes())
+        })
+        .collect()
 }
 
 /// Whether `pid` has exited but was not reaped yet (a killed Run whose parent is gone can stay a

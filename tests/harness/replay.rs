@@ -1,21 +1,29 @@
 //! The chaos soak's fault-free replay: the same Runs (by issue and host, in the order their
-//! claims were posted) and the same issues put back in the queue, on a fresh emulator with no fault, no stale list and no pass killed, each
-//! stopped at the same gate the same way (`gates.rs`), one at a time, its issue settled by
-//! `observe --reconcile` on its host and a `reconcile` before the next. And each issue's final
-//! state in words, so the soak's and the replay's can be compared. It asserts nothing about the
-//! soak; it panics only when the replay itself cannot be driven (a Run never reaches its gate).
+//! claims were posted) and the same issues put back in the queue, on a fresh emulator with no
+//! fault, no stale list and no pass killed, each stopped at the same gate the same way
+//! (`gates.rs`), one at a time, its issue settled by `observe --reconcile` on its host and a
+//! `reconcile` before the next. And each issue's final state and history in words, so the soak's
+//! and the replay's can be compared. An issue whose replayed Run cannot take the Claim its soak
+//! Run took has diverged: the replay says why and plays nothing more on it. It asserts nothing
+//! about the soak; it panics only when the replay itself cannot be driven (a Run that took its
+//! Claim never reaches its gate).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use thirdshift_reconciler::host::process::session_members;
+use thirdshift_reconciler::record::{ClaimView, EndView};
 
 use super::*;
 
 impl Soak<'_> {
     /// Replays `fates` and `requeues` (another soak's) on this soak's fresh World, one Run at a
-    /// time, in the order of the claims they follow.
-    pub async fn replay(&mut self, fates: &[Fate], requeues: &[(u64, u64)]) {
+    /// time, in the order of the claims they follow. Returns the issues that diverged: a Run the
+    /// soak let take its Claim could not take it here, with why.
+    pub async fn replay(
+        &mut self,
+        fates: &[Fate],
+        requeues: &[(u64, u64)],
+    ) -> BTreeMap<u64, String> {
         let mut events: Vec<(u64, Option<&Fate>, u64)> = fates
             .iter()
             .map(|f| (f.claim_comment, Some(f), f.issue))
@@ -23,31 +31,58 @@ impl Soak<'_> {
             .collect();
         // A requeue follows the claim it names, before any later claim.
         events.sort_by_key(|&(at, fate, _)| (at, fate.is_none()));
+        let mut diverged = BTreeMap::new();
         for (_, fate, n) in events {
+            if diverged.contains_key(&n) {
+                continue;
+            }
             match fate {
-                Some(f) => self.replay_one(f).await,
+                Some(f) => {
+                    if let Err(why) = self.replay_one(f).await {
+                        diverged.insert(n, why);
+                    }
+                }
                 None => {
+                    let ended = self.world.ownership(n).ended;
+                    let last = ended.iter().map(|(c, _)| c.comment_id).max();
                     requeue(self.world, n);
-                    self.requeues.push((n, 0));
+                    self.requeues.push((n, last.unwrap_or(0)));
                 }
             }
         }
+        diverged
     }
 
-    async fn replay_one(&mut self, f: &Fate) {
+    /// Replays one Run; `Err` says why it could not take the Claim its soak Run took.
+    async fn replay_one(&mut self, f: &Fate) -> Result<(), String> {
         let script = self.gates.script();
+        let log = self
+            .world
+            .dir
+            .path()
+            .join(format!("replay-{}.log", f.claim_id));
+        let err = std::fs::File::create(&log).expect("log created");
         let mut run = self
             .cli(&f.host)
             .args(["run", "--issue", &f.issue.to_string(), "--", "sh", "-c"])
             .arg(&script)
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .stderr(err)
             .spawn()
             .expect("run starts");
-        let mut w = self.wait_at(&mut run, f.issue, Stage::Claimed).await;
+        let Some(mut w) = self.wait_at(&mut run, f.issue, Stage::Claimed).await else {
+            let said = std::fs::read_to_string(&log).unwrap_or_default();
+            let said = said.lines().last().unwrap_or_default().to_string();
+            return Err(format!(
+                "the soak's Run {} on {} took #{} ({:?}, {:?}), the replay's could not: {said}",
+                f.claim_id, f.host, f.issue, f.stage, f.end
+            ));
+        };
         if f.stage == Stage::Working {
             self.gates.open(&w, "go");
-            w = self.wait_at(&mut run, f.issue, Stage::Working).await;
+            let at = self.wait_at(&mut run, f.issue, Stage::Working).await;
+            w = at
+                .unwrap_or_else(|| panic!("replay: the Run on #{} exited before working", f.issue));
         }
         let owner = self.world.ownership(f.issue).owner;
         let owner = owner.filter(|o| o.record.claim_id == w.claim_id);
@@ -59,7 +94,7 @@ impl Soak<'_> {
         }
         let _ = run.wait().await;
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !session_members(w.sid).is_empty() {
+        while !writers(w.sid, &w.claim_id).is_empty() {
             assert!(
                 Instant::now() < deadline,
                 "replay: #{} session lives",
@@ -69,7 +104,7 @@ impl Soak<'_> {
         }
         for _ in 0..5 {
             if self.ends().contains_key(&w.claim_id) {
-                return;
+                return Ok(());
             }
             self.exec_ok(&f.host, &["observe", "--reconcile"]).await;
             self.exec_ok("reconciler", &["reconcile"]).await;
@@ -77,16 +112,21 @@ impl Soak<'_> {
         panic!("replay: #{} claim {} never ended", f.issue, w.claim_id);
     }
 
-    /// Waits until the one Run of `issue` waits at `stage`; panics if its Run exits first.
-    async fn wait_at(&self, run: &mut tokio::process::Child, issue: u64, stage: Stage) -> Waiting {
+    /// Waits until the one Run of `issue` waits at `stage`; `None` if its Run exits first.
+    async fn wait_at(
+        &self,
+        run: &mut tokio::process::Child,
+        issue: u64,
+        stage: Stage,
+    ) -> Option<Waiting> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let mut found = self.gates.waiting().into_iter();
             if let Some(w) = found.find(|w| w.issue == issue && w.stage == stage) {
-                return w;
+                return Some(w);
             }
-            if let Ok(Some(status)) = run.try_wait() {
-                panic!("replay: the Run on #{issue} exited ({status}) before {stage:?}");
+            if let Ok(Some(_)) = run.try_wait() {
+                return None;
             }
             assert!(
                 Instant::now() < deadline,
@@ -106,17 +146,10 @@ impl Soak<'_> {
     /// (their claim ids named `run1`, `run2`… in claim order), and the Issue branch on origin
     /// (commit subjects and files). Timing-specific details (ids, times, reasons) are left out.
     pub fn end_states(&self, fates: &[Fate]) -> BTreeMap<u64, String> {
-        let mut names: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
-        for f in fates {
-            let runs = names.entry(f.issue).or_default();
-            runs.push((f.claim_comment, f.claim_id.clone()));
-            runs.sort();
-        }
+        let mut names = run_names(fates);
         let mut out = BTreeMap::new();
         for &n in &self.issues {
-            let runs = names.remove(&n).unwrap_or_default();
-            let ids: Vec<String> = runs.into_iter().map(|(_, id)| id).collect();
-            out.insert(n, self.end_state(n, &ids));
+            out.insert(n, self.end_state(n, &names.remove(&n).unwrap_or_default()));
         }
         out
     }
@@ -125,28 +158,16 @@ impl Soak<'_> {
         let issue = self.world.sim.issue(n).expect("issue exists");
         let mut labels = issue.labels.clone();
         labels.sort();
-        let mut ends = Vec::new();
-        for (claim, end) in self.world.ownership(n).ended {
-            let Some(k) = ids.iter().position(|id| *id == claim.record.claim_id) else {
-                continue;
-            };
-            let kept = end.record.kept.map(|s| {
-                let commit = if s.salvage_commit.is_some() {
-                    " +commit"
-                } else {
-                    ""
-                };
-                let (pushed, n, dirty) = (s.pushed, s.commits.len(), s.dirty_files);
-                format!(" kept(pushed {pushed}, {n} commits, {dirty} dirty{commit})")
-            });
-            let outcome = end.record.outcome.as_str();
-            let host = &claim.record.host;
-            ends.push(format!(
-                "run{} {host} {outcome}{}",
-                k + 1,
-                kept.unwrap_or_default()
-            ));
-        }
+        let ends: Vec<String> = self
+            .world
+            .ownership(n)
+            .ended
+            .iter()
+            .filter_map(|(claim, end)| {
+                let k = ids.iter().position(|id| *id == claim.record.claim_id)?;
+                Some(format!("run{} {}", k + 1, end_in_words(claim, end)))
+            })
+            .collect();
         let branch = format!("refs/heads/issue-{n}");
         let log = self.origin_git(&["log", "--reverse", "--format=%s", &branch]);
         let files = self.origin_git(&["ls-tree", "-r", "--name-only", &branch]);
@@ -166,6 +187,29 @@ impl Soak<'_> {
             name(&log.replace('\n', "; ")),
             files.join(" ")
         )
+    }
+
+    /// Issue `n`'s every ended claim in comment order, in words with the labels it left (Runs of
+    /// `fates` named as in [`Soak::end_states`], others `lost`), and where `requeues` put it
+    /// back in the queue: what a person reads to see where a soak and its replay parted.
+    pub fn history(&self, n: u64, fates: &[Fate], requeues: &[(u64, u64)]) -> String {
+        let ids = run_names(fates).remove(&n).unwrap_or_default();
+        let mut own = self.world.ownership(n).ended;
+        own.sort_by_key(|(c, _)| c.comment_id);
+        let mut out = Vec::new();
+        for (claim, end) in &own {
+            let k = ids.iter().position(|id| *id == claim.record.claim_id);
+            let name = k.map_or("lost".to_string(), |k| format!("run{}", k + 1));
+            let after = end.record.labels_after.clone().unwrap_or_default();
+            out.push(format!("{name} {} -> {after:?}", end_in_words(claim, end)));
+            let again = requeues
+                .iter()
+                .any(|&(m, at)| m == n && at == claim.comment_id);
+            if again {
+                out.push("requeued".to_string());
+            }
+        }
+        out.join("; ")
     }
 
     /// git in the bare origin; empty when it fails (no such branch).
@@ -189,4 +233,41 @@ impl Soak<'_> {
         }
         out
     }
+}
+
+/// Each issue's Runs in `fates`, by claim id in claim order.
+fn run_names(fates: &[Fate]) -> BTreeMap<u64, Vec<String>> {
+    let mut names: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
+    for f in fates {
+        names
+            .entry(f.issue)
+            .or_default()
+            .push((f.claim_comment, f.claim_id.clone()));
+    }
+    names
+        .into_iter()
+        .map(|(n, mut runs)| {
+            runs.sort();
+            (n, runs.into_iter().map(|(_, id)| id).collect())
+        })
+        .collect()
+}
+
+/// One ended claim in words: its host, its outcome and what its host kept.
+fn end_in_words(claim: &ClaimView, end: &EndView) -> String {
+    let kept = end.record.kept.as_ref().map(|s| {
+        let commit = if s.salvage_commit.is_some() {
+            " +commit"
+        } else {
+            ""
+        };
+        let (pushed, n, dirty) = (s.pushed, s.commits.len(), s.dirty_files);
+        format!(" kept(pushed {pushed}, {n} commits, {dirty} dirty{commit})")
+    });
+    let outcome = end.record.outcome.as_str();
+    format!(
+        "{} {outcome}{}",
+        claim.record.host,
+        kept.unwrap_or_default()
+    )
 }
