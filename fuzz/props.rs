@@ -137,6 +137,7 @@ pub fn seeds() -> Vec<String> {
         pid: 4242,
         start_ticks: 99,
         session_id: Some(4242),
+        session_start_ticks: None,
         kind: thirdshift_reconciler::record::RunKind::Ticket,
         harness: Some("claude".into()),
         model: None,

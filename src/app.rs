@@ -82,6 +82,7 @@ async fn stage_cmd(g: &Globals, a: StageArgs) -> anyhow::Result<i32> {
         log: a.log,
         worktree: a.worktree.map(absolute),
         session_id: None,
+        session_start_ticks: None,
     };
     stage(&ctx, &a.claim, &update).await?;
     Ok(OK)

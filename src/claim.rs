@@ -274,6 +274,7 @@ fn new_record(ctx: &Ctx, req: &ClaimRequest, has_ready: bool) -> ClaimRecord {
         pid: req.owner.pid,
         start_ticks: req.owner.start_ticks,
         session_id: None,
+        session_start_ticks: None,
         kind: req.kind,
         harness: req.harness.clone(),
         model: None,

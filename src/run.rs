@@ -16,6 +16,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::claim::{take, ClaimRequest, Held, STAGE_RUNNING};
 use crate::context::Ctx;
 use crate::host::process::{session_members, signal_session};
+use crate::host::ProcessIdentity;
 use crate::record::Outcome;
 use crate::release::{release, Ending, Released};
 use crate::stage::{stage, StageUpdate};
@@ -40,6 +41,7 @@ pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Resul
     let update = StageUpdate {
         name: STAGE_RUNNING.to_string(),
         session_id: Some(sid),
+        session_start_ticks: ProcessIdentity::of(sid).map(|p| p.start_ticks),
         ..StageUpdate::default()
     };
     if let Err(e) = stage(ctx, &held.record.claim_id, &update).await {

@@ -19,6 +19,8 @@ pub struct StageUpdate {
     pub log: Option<String>,
     pub worktree: Option<String>,
     pub session_id: Option<u32>,
+    /// CMD's start ticks, recorded with its session.
+    pub session_start_ticks: Option<u64>,
 }
 
 /// The claim's current view on GitHub if it still owns its issue, else `Exit::not_ours` naming
@@ -74,6 +76,7 @@ pub async fn stage(ctx: &Ctx, claim_id: &str, update: &StageUpdate) -> anyhow::R
     }
     if let Some(sid) = update.session_id {
         record.session_id = Some(sid);
+        record.session_start_ticks = update.session_start_ticks;
     }
     if record != view.record {
         ctx.client

@@ -151,6 +151,7 @@ fn claim_for(owner: &Proc, session_id: Option<u32>, claim_id: &str) -> ClaimReco
         pid: identity.pid,
         start_ticks: identity.start_ticks,
         session_id,
+        session_start_ticks: None,
         kind: RunKind::Ticket,
         harness: None,
         model: None,

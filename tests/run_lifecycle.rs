@@ -295,3 +295,35 @@ async fn stage_at_the_first_instant_keeps_both_the_stage_and_the_session() {
         assert!(claim.session_id.is_some(), "round {round}: session lost");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_records_its_commands_session_and_start_tick() {
+    let world = World::new().await;
+    // Given a Ready issue and a command that, once its Run recorded its session, writes its own
+    // PID and start tick (field 22 of /proc/PID/stat)
+    let issue = world.ready_issue("session identity");
+    let out_file = world.dir.path().join("cmd-identity");
+    let script = format!(
+        "i=0; while [ $i -lt 200 ] && ! grep -qs '\"session_start_ticks\"' \
+         \"$THIRDSHIFT_STATE_DIR/claims/$THIRDSHIFT_CLAIM_ID.json\"; do sleep 0.05; i=$((i+1)); \
+         done; echo \"$$ $(cut -d' ' -f22 /proc/$$/stat)\" > '{}'",
+        out_file.display()
+    );
+    // When a Run runs it
+    let n = issue.to_string();
+    let out = world
+        .exec("h", &["run", "--issue", &n, "--", "sh", "-c", &script])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then the claim record names the command's session and the tick its leader started at, so
+    // a later session that gets the same number is told apart
+    let claim = world.records(issue).into_iter().find_map(|r| match r {
+        Record::Claim(c) => Some(c),
+        _ => None,
+    });
+    let claim = claim.expect("claim record");
+    let written = std::fs::read_to_string(&out_file).expect("the command wrote its identity");
+    let (pid, ticks) = written.trim().split_once(' ').expect("pid and tick");
+    assert_eq!(claim.session_id, Some(pid.parse().unwrap()));
+    assert_eq!(claim.session_start_ticks, Some(ticks.parse().unwrap()));
+}

@@ -48,6 +48,7 @@ pub fn claim(issue: u64, k: usize) -> ClaimRecord {
         pid: 10_000 + issue as u32,
         start_ticks: 1_000_000 + issue,
         session_id: Some(10_000 + issue as u32),
+        session_start_ticks: None,
         kind: RunKind::Ticket,
         harness: Some("claude-code".into()),
         model: None,

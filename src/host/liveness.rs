@@ -75,10 +75,23 @@ pub fn writers(claim: &ClaimRecord, table: &ProcessTable) -> Vec<u32> {
     let mut pids = BTreeSet::new();
     // Session 0 holds the kernel's threads, never a Run's processes.
     if let Some(sid) = claim.session_id.filter(|sid| *sid != 0) {
-        pids.extend(table.in_session(sid));
+        if !session_reused(claim, sid, table) {
+            pids.extend(table.in_session(sid));
+        }
     }
     pids.extend(table.with_claim_env(&claim.claim_id));
     pids.into_iter().collect()
+}
+
+/// Whether session `sid` is a later one that got the number of the Run's: its leader (PID `sid`)
+/// runs but started at another tick than the Run's CMD. The kernel reuses a session's number only
+/// once every process of that session is gone, so none of the Run's is left in it. Without the
+/// recorded tick (older claims) a session is taken for the Run's.
+fn session_reused(claim: &ClaimRecord, sid: u32, table: &ProcessTable) -> bool {
+    match (claim.session_start_ticks, table.get(sid)) {
+        (Some(ticks), Some(leader)) => leader.start_ticks != ticks,
+        _ => false,
+    }
 }
 
 /// `"1 process of its session still runs"` or `"N processes of its session still run"`.
@@ -311,5 +324,57 @@ mod tests {
         assert_eq!(pids.len(), 12);
         assert!(evidence.ends_with("5009 and 2 more"), "{evidence}");
         assert!(evidence.contains("12 processes"), "{evidence}");
+    }
+
+    #[test]
+    fn a_later_session_that_got_the_runs_session_number_is_not_a_writer() {
+        // given a dead Run whose CMD (session 4243) started at tick 555, and a later session
+        // 4243 whose leader started at tick 9000, with a member
+        let claim = ClaimRecord {
+            session_start_ticks: Some(555),
+            ..claim()
+        };
+        let t = table(vec![
+            process(4243, 9_000, 4243, None),
+            process(4300, 9_001, 4243, None),
+        ]);
+        // then the Run is dead: none of its processes runs
+        let verdict = judge(&claim, BOOT, &t);
+        assert!(matches!(verdict, Verdict::Dead { .. }), "{verdict:?}");
+    }
+
+    #[test]
+    fn the_runs_own_session_with_its_leader_is_a_writer() {
+        // given a dead Run whose CMD (session 4243, tick 555) still runs with a child
+        let claim = ClaimRecord {
+            session_start_ticks: Some(555),
+            ..claim()
+        };
+        let t = table(vec![
+            process(4243, 555, 4243, None),
+            process(4300, 600, 4243, None),
+        ]);
+        // then both are its writers
+        let verdict = judge(&claim, BOOT, &t);
+        assert!(
+            matches!(&verdict, Verdict::WritersAlive { pids, .. } if pids == &vec![4243, 4300]),
+            "{verdict:?}"
+        );
+    }
+
+    #[test]
+    fn a_session_whose_leader_is_gone_still_counts_its_members() {
+        // given a dead Run whose CMD (session 4243) exited, leaving a harness child in it
+        let claim = ClaimRecord {
+            session_start_ticks: Some(555),
+            ..claim()
+        };
+        let t = table(vec![process(4300, 600, 4243, None)]);
+        // then the child is a writer: the session's number cannot have been reused while it runs
+        let verdict = judge(&claim, BOOT, &t);
+        assert!(
+            matches!(&verdict, Verdict::WritersAlive { pids, .. } if pids == &vec![4300]),
+            "{verdict:?}"
+        );
     }
 }

@@ -359,6 +359,7 @@ mod tests {
             boot_id: boot,
             pid: u32::MAX - 3,
             session_id: None,
+            session_start_ticks: None,
             ..claim()
         };
         // then the stop reports that nothing ran, at once

@@ -140,6 +140,7 @@ mod tests {
             pid,
             start_ticks,
             session_id: None,
+            session_start_ticks: None,
             boot_id: crate::host::identity::boot_id().unwrap_or_default(),
             ..sample_claim()
         }

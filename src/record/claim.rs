@@ -54,6 +54,10 @@ pub struct ClaimRecord {
     /// The session / process-group id of CMD, once started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<u32>,
+    /// CMD's start ticks (it leads the session): a process with PID `session_id` that started at
+    /// another tick leads a later session that got the same number, so the Run's is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_start_ticks: Option<u64>,
     #[serde(default)]
     pub kind: RunKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -158,6 +162,7 @@ pub(crate) mod tests {
             pid: 4242,
             start_ticks: 987_654_321,
             session_id: Some(4243),
+            session_start_ticks: None,
             kind: RunKind::Ticket,
             harness: Some("claude-code".into()),
             model: Some("opus".into()),
@@ -176,6 +181,7 @@ pub(crate) mod tests {
     pub(crate) fn minimal_claim() -> ClaimRecord {
         ClaimRecord {
             session_id: None,
+            session_start_ticks: None,
             harness: None,
             model: None,
             agent_session: None,

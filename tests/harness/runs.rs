@@ -127,6 +127,7 @@ pub fn claim_record(
         pid: owner.pid,
         start_ticks: owner.start_ticks,
         session_id: None,
+        session_start_ticks: None,
         kind: RunKind::Ticket,
         harness: None,
         model: None,
