@@ -155,8 +155,8 @@ pub async fn complete_comments(ctx: &Ctx, n: u64) -> anyhow::Result<Vec<Comment>
 /// Before issue `n` leaves every pass's view: reads all its comments ([`complete_comments`]), so
 /// a stale list hides no copy, then deletes every later copy of our own end records (the first
 /// trusted end record of a claim stays). Fails when the list stays behind the count: the caller
-/// keeps `in-progress` and the next pass comes back.
-pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<()> {
+/// keeps `in-progress` and the next pass comes back. Returns the complete list it read.
+pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<Vec<Comment>> {
     let comments = complete_comments(ctx, n)
         .await
         .context("`in-progress` stays until a pass sees every comment")?;
@@ -168,7 +168,7 @@ pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<()> {
         );
         ctx.client.delete_comment(copy).await?;
     }
-    Ok(())
+    Ok(comments)
 }
 
 /// Our own end records that repeat a claim's earlier trusted end record (of `only` that claim,

@@ -231,3 +231,45 @@ async fn a_copy_of_an_end_record_hidden_by_a_stale_list_is_deleted_before_the_is
     // Then the copy is gone before the issue left every pass's view
     assert_clean_end(&world, issue);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_that_read_before_a_new_claim_leaves_the_new_runs_labels_alone() {
+    let world = World::new().await;
+    let issue = dead_and_reported(&world, "taken again mid-pass").await;
+    // Given a pass that read the issue with its dead owner, posted the end record, and is held
+    // by a slow GitHub before its label changes
+    world
+        .sim
+        .stall("GET", "/repos/{owner}/{repo}/issues/{issue_number}");
+    let pass = world.cli("r1").arg("reconcile").output();
+    let pass = tokio::spawn(pass);
+    for _ in 0..500 {
+        if world.sim.stalled() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(world.sim.stalled(), 1, "the pass is held");
+    assert_eq!(
+        ends(&world, issue).len(),
+        1,
+        "the end record was posted first"
+    );
+    // When meanwhile another pass finished the labels and a Run on h2 took the issue again
+    let me = thirdshift_reconciler::host::ProcessIdentity::current();
+    let record = claim_record(issue, "h2", "m-h2", me, "boot-h2", "c-00000000000000b2");
+    world.sim.add_comment(issue, BOT, &record.to_comment());
+    world.sim.set_labels(issue, &[IN_PROGRESS]);
+    world.sim.release_stalls();
+    let out = pass.await.unwrap().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then the held pass does not put the issue back in the queue nor take `in-progress` off the
+    // new Run's issue
+    let labels = world.labels(issue);
+    assert_eq!(labels, vec![IN_PROGRESS.to_string()], "{labels:?}");
+    let owner = world
+        .ownership(issue)
+        .owner
+        .expect("the new Claim owns the issue");
+    assert_eq!(owner.record.claim_id, "c-00000000000000b2");
+}

@@ -5,6 +5,12 @@
 //! on with the next issue; the next pass finishes what is left. A command's cancel request and
 //! reply are posted only if none with the same key is there (a reply racing another handler's is
 //! deleted by whichever came second), and reactions are safe to repeat.
+//!
+//! Labels are fenced: before an issue's first label change, the issue's complete comment list
+//! is read (later copies of our end records deleted, as before `in-progress` comes off); if a
+//! Claim is active there, a Run took the issue since the pass read it, and the pass's label
+//! changes (made for an ended Claim) are dropped rather than put `ready-for-agent` back on, or
+//! `in-progress` off, a Run's issue.
 
 use crate::claim::{find_end, find_record, post_record};
 use crate::context::Ctx;
@@ -39,9 +45,25 @@ pub struct EndedClaim {
 pub async fn apply(ctx: &Ctx, actions: &[Action]) -> Applied {
     let mut applied = Applied::default();
     let mut failed_issue: Option<u64> = None;
+    let mut fenced: Option<(u64, bool)> = None;
     for action in actions {
         let issue = action.issue();
         if failed_issue == Some(issue) {
+            continue;
+        }
+        let labels = matches!(action, Action::AddLabel { .. } | Action::RemoveLabel { .. });
+        if labels && fenced.is_none_or(|(n, _)| n != issue) {
+            match labels_may_change(ctx, issue).await {
+                Ok(go) => fenced = Some((issue, go)),
+                Err(e) => {
+                    tracing::warn!(issue, "reconcile action failed: {e:#}");
+                    applied.errors.push(format!("#{issue}: {e:#}"));
+                    failed_issue = Some(issue);
+                    continue;
+                }
+            }
+        }
+        if labels && fenced == Some((issue, false)) {
             continue;
         }
         if let Err(e) = apply_one(ctx, action, &mut applied).await {
@@ -78,9 +100,6 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
             applied.labels_changed += 1;
         }
         Action::RemoveLabel { issue, label } => {
-            if *label == ctx.config.labels.in_progress {
-                crate::fresh::settle_before_leaving(ctx, *issue).await?;
-            }
             ctx.client.remove_label(*issue, label).await?;
             applied.labels_changed += 1;
         }
@@ -124,6 +143,25 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
         }
     }
     Ok(())
+}
+
+/// The fence before issue `n`'s label changes: reads its complete comment list and deletes later
+/// copies of our end records (`fresh::settle_before_leaving`); `false` when a Claim is active
+/// there (a Run took the issue after the pass read it), so the changes are dropped.
+async fn labels_may_change(ctx: &Ctx, n: u64) -> anyhow::Result<bool> {
+    let comments = crate::fresh::settle_before_leaving(ctx, n).await?;
+    let own = crate::claim::ownership(ctx, n, &comments);
+    let Some(active) = own.active().next() else {
+        return Ok(true);
+    };
+    tracing::info!(
+        issue = n,
+        claim = %active.record.claim_id,
+        "claim {} on host {} took the issue after this pass read it; its label changes are dropped",
+        active.record.claim_id,
+        active.record.host
+    );
+    Ok(false)
 }
 
 /// The id of the first trusted reply to command comment `command` on issue `n`, if any.
