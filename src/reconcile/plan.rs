@@ -174,80 +174,6 @@ struct Cx<'a> {
     input: &'a PlanInput,
 }
 
-/// One issue's actions, kept apart by kind so they come out in apply order: commands
-/// acknowledged, end records, cancel requests, labels added, labels removed, clean-up, then the
-/// commands' replies (each followed by its final reaction), so a reply is posted only once what
-/// it reports is done.
-#[derive(Default)]
-struct Steps {
-    acks: Vec<Action>,
-    ends: Vec<Action>,
-    requests: Vec<Action>,
-    adds: Vec<Action>,
-    removes: Vec<Action>,
-    deletes: Vec<Action>,
-    answers: Vec<Action>,
-}
-
-impl Steps {
-    fn end(&mut self, end: EndRecord) {
-        self.ends.push(Action::PostEnd {
-            issue: end.issue,
-            end: Box::new(end),
-        });
-    }
-
-    /// Adds `label` unless the issue carries it or this pass already adds it.
-    fn add_missing(&mut self, issue: &IssueSnapshot, label: &str) {
-        let planned = self.adds.iter().any(
-            |a| matches!(a, Action::AddLabel { label: l, .. } if l.eq_ignore_ascii_case(label)),
-        );
-        if !issue.has_label(label) && !planned {
-            self.adds.push(Action::AddLabel {
-                issue: issue.number,
-                label: label.to_string(),
-            });
-        }
-    }
-
-    /// Removes `label` if the issue carries it.
-    fn remove_present(&mut self, issue: &IssueSnapshot, label: &str) {
-        if issue.has_label(label) {
-            self.removes.push(Action::RemoveLabel {
-                issue: issue.number,
-                label: label.to_string(),
-            });
-        }
-    }
-
-    fn delete(&mut self, issue: u64, comment_id: u64, reason: String) {
-        self.deletes.push(Action::DeleteComment {
-            issue,
-            comment_id,
-            reason,
-        });
-    }
-
-    fn into_actions(self) -> impl Iterator<Item = Action> {
-        let Steps {
-            acks,
-            ends,
-            requests,
-            adds,
-            removes,
-            deletes,
-            answers,
-        } = self;
-        acks.into_iter()
-            .chain(ends)
-            .chain(requests)
-            .chain(adds)
-            .chain(removes)
-            .chain(deletes)
-            .chain(answers)
-    }
-}
-
 /// What the owning host's report says about a Claim.
 enum Evidence<'a> {
     /// No report from the host, or none that names this Claim.
@@ -440,5 +366,8 @@ fn claim_finding(claim: &ClaimView, health: Health, note: String) -> Finding {
 
 mod commands;
 mod recover;
+mod steps;
+
+use steps::Steps;
 #[cfg(test)]
 mod tests;
