@@ -75,7 +75,6 @@ async fn connect_for_claim(g: &Globals, claim_id: &str) -> anyhow::Result<Ctx> {
 }
 
 async fn stage_cmd(g: &Globals, a: StageArgs) -> anyhow::Result<i32> {
-    let ctx = connect_for_claim(g, &a.claim).await?;
     let update = StageUpdate {
         name: a.name,
         agent_session: a.session,
@@ -84,6 +83,11 @@ async fn stage_cmd(g: &Globals, a: StageArgs) -> anyhow::Result<i32> {
         session_id: None,
         session_start_ticks: None,
     };
+    if let Some(dir) = crate::broker::inside_run(&a.claim) {
+        crate::broker::ask(&dir, &update).await?;
+        return Ok(OK);
+    }
+    let ctx = connect_for_claim(g, &a.claim).await?;
     stage(&ctx, &a.claim, &update).await?;
     Ok(OK)
 }

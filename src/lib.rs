@@ -5,6 +5,7 @@
 //! arguments and maps errors to exit codes. It does not hold any decision that depends on a clock.
 
 pub mod app;
+pub mod broker;
 pub mod cancel;
 pub mod claim;
 pub mod cli;

@@ -13,8 +13,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tokio::signal::unix::{signal, SignalKind};
 
+use crate::broker;
 use crate::claim::{take, ClaimRequest, Held, STAGE_RUNNING};
 use crate::context::Ctx;
+use crate::github::{APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR};
 use crate::host::process::{session_members, signal_session};
 use crate::host::ProcessIdentity;
 use crate::record::Outcome;
@@ -47,13 +49,13 @@ pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Resul
     if let Err(e) = stage(ctx, &held.record.claim_id, &update).await {
         tracing::warn!("could not record CMD's session in the claim: {e:#}");
     }
-    let finish = supervise(
-        &mut child,
+    let watch = Watch {
         sid,
-        &mut signals,
-        ctx.config.run.kill_grace_secs,
-    )
-    .await?;
+        claim_id: &held.record.claim_id,
+        broker: &broker::folder(ctx.state.root(), &held.record.claim_id),
+    };
+    let finish = supervise(ctx, &mut child, &watch, &mut signals).await?;
+    let _ = std::fs::remove_dir_all(watch.broker);
     let (mut ending, code) = ending_of(finish);
     if let Some(reason) = salvage_reason(&ending) {
         ending.kept = crate::keep::keep_own(ctx, &held.record.claim_id, sid, reason).await?;
@@ -78,11 +80,21 @@ fn salvage_reason(ending: &Ending) -> Option<String> {
     }
 }
 
+/// Starts CMD in its own session. Its environment names the Claim and the folder its `stage`
+/// changes go through (`broker.rs`), and carries none of the App's credentials.
 fn spawn(ctx: &Ctx, held: &Held, cmd: &[String]) -> anyhow::Result<tokio::process::Child> {
     let (program, args) = cmd.split_first().context("no command given after `--`")?;
+    let dir = broker::folder(ctx.state.root(), &held.record.claim_id);
+    broker::open(&dir)?;
+    let me = ProcessIdentity::current();
     let mut command = std::process::Command::new(program);
     command
         .args(args)
+        .env_remove(APP_ID_VAR)
+        .env_remove(APP_KEY_VAR)
+        .env_remove(INSTALLATION_ID_VAR)
+        .env(broker::BROKER_VAR, &dir)
+        .env(broker::RUN_VAR, format!("{}:{}", me.pid, me.start_ticks))
         .env("THIRDSHIFT_CLAIM_ID", &held.record.claim_id)
         .env("THIRDSHIFT_ISSUE", held.record.issue.to_string())
         .env("THIRDSHIFT_CLAIM_COMMENT_ID", held.comment_id.to_string())
@@ -144,15 +156,29 @@ impl Signals {
     }
 }
 
-async fn supervise(
-    child: &mut tokio::process::Child,
+/// What `supervise` watches: CMD's session, and the folder its stage changes come through.
+struct Watch<'a> {
     sid: u32,
+    claim_id: &'a str,
+    broker: &'a std::path::Path,
+}
+
+/// Waits for CMD to exit, carrying out its stage changes meanwhile (`broker.rs`), or for a
+/// signal, which it forwards to CMD's session (TERM, grace, KILL).
+async fn supervise(
+    ctx: &Ctx,
+    child: &mut tokio::process::Child,
+    watch: &Watch<'_>,
     signals: &mut Signals,
-    grace_secs: u64,
 ) -> anyhow::Result<Finish> {
-    let sig = tokio::select! {
-        status = child.wait() => return Ok(Finish::Exited(status?)),
-        sig = signals.next() => sig,
+    let (sid, grace_secs) = (watch.sid, ctx.config.run.kill_grace_secs);
+    let mut tick = tokio::time::interval(Duration::from_millis(25));
+    let sig = loop {
+        tokio::select! {
+            status = child.wait() => return Ok(Finish::Exited(status?)),
+            sig = signals.next() => break sig,
+            _ = tick.tick() => broker::serve(ctx, watch.claim_id, watch.broker).await,
+        }
     };
     tracing::info!(signal = sig, session = sid, "forwarding to CMD's session");
     signal_session(sid, sig);

@@ -15,7 +15,6 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
 use support::keys::{key_pair, KeyPair};
 use thirdshift_reconciler::github::{app_jwt, AppCredentials, Client, Credentials, Repo};
-use thirdshift_reconciler::record::{Ownership, RawComment, Trust};
 use thirdshift_reconciler::sim::{Permission, SimApp};
 
 const APP_ID: u64 = 424_242;
@@ -79,15 +78,7 @@ async fn a_claim_made_as_the_app_is_written_by_its_bot_wins_and_is_recognised_as
     assert!(world.labels(issue).contains(&IN_PROGRESS.to_string()));
     no_secret_in(&stderr(&out), &keys);
     // And the bot's claim owns the issue for a reader trusting the bot
-    let raw: Vec<RawComment> = comments
-        .iter()
-        .map(|c| RawComment {
-            id: c.id,
-            author: c.author.clone(),
-            body: c.body.clone(),
-        })
-        .collect();
-    let owner = Ownership::of(issue, &raw, &Trust::new([BOT_LOGIN])).owner;
+    let owner = world.ownership_trusting(issue, BOT_LOGIN).owner;
     assert_eq!(owner.map(|o| o.record.claim_id), Some(claim_id.clone()));
     // And one token exchange was made; no request used GET /user
     assert_eq!(world.sim.count("POST", TOKENS_ROUTE), 1);
@@ -360,4 +351,50 @@ async fn an_app_declared_in_a_seed_file_can_claim_on_the_standalone_emulator() {
             .any(|l| l.contains(&format!("app {SLUG} (id {APP_ID})"))),
         "{printed:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_command_gets_none_of_the_apps_credentials_and_its_stage_is_still_recorded() {
+    // Given the App installed, a Ready issue, and a host holding only the App's id and key
+    let (world, keys) = world_with_app("good").await;
+    let issue = world.ready_issue("app run");
+    let env_file = world.dir.path().join("cmd-env");
+    let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
+    let script = format!(
+        "env > '{}' && '{bin}' stage implementing",
+        env_file.display()
+    );
+    // When a Run as the App runs a command that reports a stage
+    let out = app_cli(&world, "h1", keys.private_path.to_str().unwrap())
+        .env_remove("GITHUB_TOKEN")
+        .args([
+            "run",
+            "--issue",
+            &issue.to_string(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .output()
+        .await
+        .unwrap();
+    // Then the Run ended done, with the stage recorded in its claim by the App's bot
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let own = world.ownership_trusting(issue, BOT_LOGIN);
+    let (claim, end) = own.ended.first().expect("the Claim ended");
+    assert_eq!(claim.record.stage, "implementing");
+    assert_eq!(end.record.outcome.as_str(), "done");
+    // And the command's environment held neither the App's id, its key, nor a token
+    let env = std::fs::read_to_string(&env_file).unwrap();
+    for var in [
+        "THIRDSHIFT_APP_ID=",
+        "THIRDSHIFT_APP_KEY=",
+        "GITHUB_TOKEN=",
+        "GH_TOKEN=",
+    ] {
+        let found = env.lines().any(|l| l.starts_with(var));
+        assert!(!found, "{var} in the command's environment");
+    }
+    no_secret_in(&env, &keys);
 }

@@ -193,6 +193,26 @@ async fn session_that_ignores_sigterm_is_killed_after_the_grace() {
     assert_eq!(end_records(&world, issue)[0].outcome, Outcome::HandedBack);
 }
 
+/// The end record another pass writes when it finds `claim_id` (comment `comment`) superseded.
+fn superseded(issue: u64, claim_id: &str, comment: u64) -> EndRecord {
+    EndRecord {
+        claim_id: claim_id.to_string(),
+        issue,
+        outcome: Outcome::Superseded,
+        actor: "reconcile".into(),
+        reason: "another Run took the issue".into(),
+        exit_code: None,
+        signal: None,
+        claim_comment_id: Some(comment),
+        labels_after: None,
+        kept: None,
+        pull_request: None,
+        continuation: None,
+        resume: None,
+        ended_at: chrono::Utc::now(),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stage_after_our_claim_was_ended_exits_4_and_says_why() {
     let world = World::new().await;
@@ -205,22 +225,7 @@ async fn stage_after_our_claim_was_ended_exits_4_and_says_why() {
     let claim_id = stdout(&out);
     // And another pass ended it (as a reconcile would when taking ownership elsewhere)
     let ours = world.ownership(issue).owner.expect("we own it");
-    let end = EndRecord {
-        claim_id: claim_id.clone(),
-        issue,
-        outcome: Outcome::Superseded,
-        actor: "reconcile".into(),
-        reason: "another Run took the issue".into(),
-        exit_code: None,
-        signal: None,
-        claim_comment_id: Some(ours.comment_id),
-        labels_after: None,
-        kept: None,
-        pull_request: None,
-        continuation: None,
-        resume: None,
-        ended_at: chrono::Utc::now(),
-    };
+    let end = superseded(issue, &claim_id, ours.comment_id);
     world.sim.add_comment(issue, BOT, &end.to_comment());
     // When the Run reports a stage
     let out = world
@@ -326,4 +331,49 @@ async fn run_records_its_commands_session_and_start_tick() {
     let (pid, ticks) = written.trim().split_once(' ').expect("pid and tick");
     assert_eq!(claim.session_id, Some(pid.parse().unwrap()));
     assert_eq!(claim.session_start_ticks, Some(ticks.parse().unwrap()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stage_inside_a_run_whose_claim_was_ended_exits_4_with_the_reason() {
+    let world = World::new().await;
+    let issue = world.ready_issue("ended under the command");
+    // Given a Run whose command reports a stage once told to, then exits with stage's code
+    let go = world.dir.path().join("go");
+    let code = world.dir.path().join("code");
+    let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
+    let script = format!(
+        "until [ -e '{}' ]; do sleep 0.05; done; '{bin}' stage implementing; echo $? > '{}'",
+        go.display(),
+        code.display()
+    );
+    let n = issue.to_string();
+    let run = world
+        .cli("h")
+        .args(["run", "--issue", &n, "--", "sh", "-c", &script])
+        .output();
+    let run = tokio::spawn(run);
+    let mut owner = None;
+    for _ in 0..200 {
+        owner = world.ownership(issue).owner;
+        if owner
+            .as_ref()
+            .is_some_and(|o| o.record.session_id.is_some())
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let owner = owner.expect("the Run took the Claim");
+    // When another pass ends its Claim, and then the command reports its stage
+    let end = superseded(issue, &owner.record.claim_id, owner.comment_id);
+    world.sim.add_comment(issue, BOT, &end.to_comment());
+    std::fs::write(&go, "").unwrap();
+    let out = run.await.unwrap().unwrap();
+    // Then the command's stage exits 4 and says why, and the claim record keeps its stage
+    let written = std::fs::read_to_string(&code).expect("the command wrote stage's code");
+    assert_eq!(written.trim(), "4", "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("another Run took the issue"), "{err}");
+    let own = world.ownership(issue);
+    assert_eq!(own.ended[0].0.record.stage, "running");
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use app_auth::{app_jwt, AppClaims, JWT_BACKDATE_SECS, JWT_MAX_LIFETIME_SECS};
-pub use auth::{AppCredentials, Credentials};
+pub use auth::{AppCredentials, Credentials, APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR};
 pub use conditional::PageCache;
 pub use error::{GhResult, GithubError};
 pub use models::{Comment, Issue, Label, User};

@@ -127,6 +127,11 @@ impl World {
 
     /// What the ownership rule reads from the issue's comments, trusting only the bot.
     pub fn ownership(&self, issue: u64) -> Ownership {
+        self.ownership_trusting(issue, BOT)
+    }
+
+    /// What the ownership rule reads from the issue's comments, trusting only `login`.
+    pub fn ownership_trusting(&self, issue: u64, login: &str) -> Ownership {
         let raw: Vec<RawComment> = self
             .sim
             .comments(issue)
@@ -137,7 +142,7 @@ impl World {
                 body: c.body,
             })
             .collect();
-        Ownership::of(issue, &raw, &Trust::new([BOT]))
+        Ownership::of(issue, &raw, &Trust::new([login]))
     }
 
     /// Every record on the issue written by the bot, in comment order.
