@@ -174,9 +174,11 @@ async fn supervise(
     let (sid, grace_secs) = (watch.sid, ctx.config.run.kill_grace_secs);
     let mut tick = tokio::time::interval(Duration::from_millis(25));
     let sig = loop {
+        // A signal first: a stop asked of the Run stays a stop when CMD dies of it at once.
         tokio::select! {
-            status = child.wait() => return Ok(Finish::Exited(status?)),
+            biased;
             sig = signals.next() => break sig,
+            status = child.wait() => return Ok(Finish::Exited(status?)),
             _ = tick.tick() => broker::serve(ctx, watch.claim_id, watch.broker).await,
         }
     };
