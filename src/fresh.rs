@@ -18,9 +18,9 @@
 //! No clock decides here: the wait ends on evidence (our comment listed) and is bounded only so
 //! that a command does not hang.
 
-use crate::claim::copies;
 use anyhow::Context as _;
 
+use crate::claim::copies;
 use crate::context::Ctx;
 use crate::github::{Comment, GithubError};
 use crate::host::LocalClaim;

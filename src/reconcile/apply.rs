@@ -52,21 +52,19 @@ pub async fn apply(ctx: &Ctx, actions: &[Action]) -> Applied {
             continue;
         }
         let labels = matches!(action, Action::AddLabel { .. } | Action::RemoveLabel { .. });
-        if labels && fenced.is_none_or(|(n, _)| n != issue) {
-            match labels_may_change(ctx, issue).await {
-                Ok(go) => fenced = Some((issue, go)),
-                Err(e) => {
-                    tracing::warn!(issue, "reconcile action failed: {e:#}");
-                    applied.errors.push(format!("#{issue}: {e:#}"));
-                    failed_issue = Some(issue);
-                    continue;
-                }
-            }
-        }
-        if labels && fenced == Some((issue, false)) {
-            continue;
-        }
-        if let Err(e) = apply_one(ctx, action, &mut applied).await {
+        let result = if labels && fenced.is_none_or(|(n, _)| n != issue) {
+            labels_may_change(ctx, issue)
+                .await
+                .map(|go| fenced = Some((issue, go)))
+        } else {
+            Ok(())
+        };
+        let result = match result {
+            Ok(()) if labels && fenced == Some((issue, false)) => continue,
+            Ok(()) => apply_one(ctx, action, &mut applied).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
             tracing::warn!(issue, "reconcile action failed: {e:#}");
             applied.errors.push(format!("#{issue}: {e:#}"));
             failed_issue = Some(issue);
