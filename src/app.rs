@@ -31,6 +31,9 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             reconcile_cmd(&ctx).await
         }
         Command::Cancel { issue, reason } => {
+            if let Some(r) = &reason {
+                refuse_text(r, &format!("no cancel is asked on #{issue}"))?;
+            }
             let ctx = Ctx::connect(&g, None).await?;
             println!("{}", crate::cancel::cancel(&ctx, issue, reason).await?);
             Ok(OK)
@@ -68,6 +71,12 @@ async fn claim(g: &Globals, a: ClaimArgs) -> anyhow::Result<i32> {
     Ok(OK)
 }
 
+/// A usage error when a reader would refuse `reason` as a record's reason: `what`, then why.
+fn refuse_text(reason: &str, what: &str) -> Result<(), Exit> {
+    crate::record::field::text("reason", reason)
+        .map_err(|why| Exit::usage(format!("{what}: {why}; nothing was written")))
+}
+
 /// Connects for a command that acts on a Claim this host recorded locally.
 async fn connect_for_claim(g: &Globals, claim_id: &str) -> anyhow::Result<Ctx> {
     let local = StateDir::resolve(g.state_dir.as_deref()).load(claim_id)?;
@@ -93,6 +102,9 @@ async fn stage_cmd(g: &Globals, a: StageArgs) -> anyhow::Result<i32> {
 }
 
 async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
+    if let Some(r) = &a.reason {
+        refuse_text(r, &format!("claim {} is not released", a.claim))?;
+    }
     let ctx = connect_for_claim(g, &a.claim).await?;
     let outcome = match a.outcome {
         ReleaseOutcome::Done => Outcome::Done,

@@ -103,6 +103,12 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
         .into());
     }
     let record = new_record(ctx, req, issue.has_label(&ctx.config.labels.ready));
+    if let Some(why) = record.write_refusal() {
+        return Err(Exit::usage(format!(
+            "issue #{n} is not claimed: {why}; nothing was written"
+        ))
+        .into());
+    }
     let claim_id = record.claim_id.clone();
     ctx.state.save(&LocalClaim {
         repo: ctx.client.repo().to_string(),
@@ -326,6 +332,9 @@ pub async fn post_record(
     kind: Kind,
     body: &str,
 ) -> anyhow::Result<Comment> {
+    if let Some(why) = crate::record::write_refusal(body) {
+        anyhow::bail!("not posting a {kind:?} record on #{n}: {why}");
+    }
     let mut unknown = 0;
     for _ in 0..POST_ATTEMPTS {
         match ctx.client.create_comment(n, body).await {

@@ -173,8 +173,8 @@ async fn write_report(
     if existing.is_some_and(|e| &e.report == report) {
         return Ok((registry, false));
     }
-    fits(report)?;
     let body = report.to_comment();
+    fits(report, &body)?;
     match existing {
         Some(e) => {
             ctx.client
@@ -192,13 +192,13 @@ async fn write_report(
     Ok((registry, true))
 }
 
-/// Refuses a report every reader would refuse as too large (a host with about 1,000 Claims or
+/// Refuses a report every reader would refuse (too large: a host with about 1,000 Claims or
 /// more), rather than writing one that would leave all of its Claims awaiting this host.
-fn fits(report: &HostReport) -> anyhow::Result<()> {
-    match crate::record::encode_checked(Kind::HostReport, &report.to_json()) {
-        Ok(_) => Ok(()),
-        Err(e) => anyhow::bail!(
-            "this host's report on {} Claims is not written: {e}; readers would ignore it and \
+fn fits(report: &HostReport, body: &str) -> anyhow::Result<()> {
+    match crate::record::write_refusal(body) {
+        None => Ok(()),
+        Some(why) => anyhow::bail!(
+            "this host's report on {} Claims is not written: {why}; readers would ignore it and \
              leave every Claim awaiting this host. A host report holds about 1,000 Claims",
             report.claims.len()
         ),
@@ -233,8 +233,9 @@ mod tests {
         // given a host with a few Claims, and one with five thousand
         // when their reports are checked
         // then the small one fits and the large one is refused, naming the count and the limit
-        assert!(fits(&report_of(3)).is_ok());
-        let err = fits(&report_of(5_000)).unwrap_err().to_string();
+        let (small, large) = (report_of(3), report_of(5_000));
+        assert!(fits(&small, &small.to_comment()).is_ok());
+        let err = fits(&large, &large.to_comment()).unwrap_err().to_string();
         assert!(
             err.contains("5000 Claims") && err.contains("limit"),
             "{err}"

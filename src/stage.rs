@@ -9,7 +9,7 @@ use chrono::Utc;
 use crate::context::Ctx;
 use crate::exit::Exit;
 use crate::host::LocalClaim;
-use crate::record::{ClaimState, ClaimView};
+use crate::record::{ClaimRecord, ClaimState, ClaimView};
 
 /// A change to the claim record.
 #[derive(Clone, Debug, Default)]
@@ -51,14 +51,29 @@ pub async fn check_ours(ctx: &Ctx, local: &LocalClaim) -> anyhow::Result<ClaimVi
     Err(Exit::not_ours(why).into())
 }
 
-/// Records a new stage (and session, log) in the claim record, if the Claim is still ours.
+/// Records a new stage (and session, log) in the claim record, if the Claim is still ours. A
+/// change that would make a record its readers refuse (an empty stage, one too long for a
+/// comment) is a usage error before anything is read or written.
 pub async fn stage(ctx: &Ctx, claim_id: &str, update: &StageUpdate) -> anyhow::Result<()> {
     if update.session_id.is_none() {
         wait_for_session(ctx, claim_id).await;
     }
     let local = ctx.state.load(claim_id)?;
+    checked(&applied(&local.record, update))?;
     let view = check_ours(ctx, &local).await?;
-    let mut record = view.record.clone();
+    let record = applied(&view.record, update);
+    if record != view.record {
+        let body = checked(&record)?;
+        ctx.client.update_comment(view.comment_id, &body).await?;
+    }
+    ctx.state.update(claim_id, |c| c.record = record)?;
+    tracing::info!(claim = claim_id, stage = %update.name, "stage recorded");
+    Ok(())
+}
+
+/// `record` with `update` applied.
+fn applied(record: &ClaimRecord, update: &StageUpdate) -> ClaimRecord {
+    let mut record = record.clone();
     if record.stage != update.name {
         record.stage = update.name.clone();
         record.stage_since = Utc::now();
@@ -78,14 +93,19 @@ pub async fn stage(ctx: &Ctx, claim_id: &str, update: &StageUpdate) -> anyhow::R
         record.session_id = Some(sid);
         record.session_start_ticks = update.session_start_ticks;
     }
-    if record != view.record {
-        ctx.client
-            .update_comment(view.comment_id, &record.to_comment())
-            .await?;
+    record
+}
+
+/// The claim comment for `record`, or a usage error saying why readers would refuse it.
+fn checked(record: &ClaimRecord) -> Result<String, Exit> {
+    match record.write_refusal() {
+        None => Ok(record.to_comment()),
+        Some(why) => Err(Exit::usage(format!(
+            "stage `{}` is not recorded: {why}; claim {} and its record on GitHub are unchanged",
+            clip(&record.stage),
+            record.claim_id
+        ))),
     }
-    ctx.state.update(claim_id, |c| c.record = record)?;
-    tracing::info!(claim = claim_id, stage = %update.name, "stage recorded");
-    Ok(())
 }
 
 /// Inside a Run, the Run records its command's session in the claim record right after starting
@@ -110,4 +130,14 @@ async fn wait_for_session(ctx: &Ctx, claim_id: &str) {
         claim = claim_id,
         "the Run has not recorded its session yet; going on"
     );
+}
+
+/// `text` cut to a length that fits in a message.
+fn clip(text: &str) -> String {
+    const MAX: usize = 60;
+    if text.chars().count() <= MAX {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(MAX).collect();
+    format!("{head}… ({} characters)", text.chars().count())
 }

@@ -377,3 +377,70 @@ async fn stage_inside_a_run_whose_claim_was_ended_exits_4_with_the_reason() {
     let own = world.ownership(issue);
     assert_eq!(own.ended[0].0.record.stage, "running");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stage_readers_would_refuse_exits_2_and_the_claim_stays_valid() {
+    let world = World::new().await;
+    let issue = world.ready_issue("refused stages");
+    // Given a Run whose command reports an empty stage (an unset variable) and a stage of
+    // 70,000 characters, writes both exit codes, then works on until told to stop
+    let go = world.dir.path().join("go");
+    let codes = world.dir.path().join("codes");
+    let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
+    let script = format!(
+        "'{bin}' stage \"$UNSET\" 2> '{c}.empty'; a=$?; \
+         '{bin}' stage \"$(printf '%070000d' 0)\" 2> '{c}.long'; b=$?; \
+         echo \"$a $b\" > '{c}'; i=0; until [ -e '{g}' ] || [ $i -ge 600 ]; do sleep 0.05; \
+         i=$((i+1)); done",
+        c = codes.display(),
+        g = go.display()
+    );
+    let mut run = start_run(&world, "h", issue, &script).await;
+    for _ in 0..200 {
+        if codes.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Then both stages exit 2 and say why nothing was recorded
+    let written = std::fs::read_to_string(&codes).expect("the command wrote stage's codes");
+    assert_eq!(written.trim(), "2 2");
+    let empty = std::fs::read_to_string(codes.with_extension("empty")).unwrap();
+    assert!(
+        empty.contains("is not recorded") && empty.contains("unchanged"),
+        "{empty}"
+    );
+    let long = std::fs::read_to_string(codes.with_extension("long")).unwrap();
+    assert!(long.contains("limit of 256"), "{long}");
+    // And the Claim is still valid: its record keeps its stage, a pass sees the Run alive
+    let owner = world
+        .ownership(issue)
+        .owner
+        .expect("the Claim is still ours");
+    assert_eq!(owner.record.claim_id, run.claim_id);
+    assert_eq!(owner.record.stage, "running");
+    observe_reconcile(&world, "h").await;
+    let out = world.exec("h2", &["status", "--json"]).await;
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("status JSON");
+    let row = json["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["issue"] == issue);
+    assert_eq!(
+        row.expect("the Run is listed")["health"],
+        "alive",
+        "{json:#}"
+    );
+    // And a second host's pickup does not take the issue
+    let config = config(&world, &[("h2", 2)]);
+    let out = pickup(&world, "h2", &config, &[], "true")
+        .output()
+        .await
+        .unwrap();
+    assert!(taken_lines(&[("h2".into(), out)]).is_empty());
+    assert!(world.labels(issue).contains(&IN_PROGRESS.to_string()));
+    assert!(!world.labels(issue).contains(&READY.to_string()));
+    std::fs::write(&go, "").unwrap();
+    assert_eq!(run.child.wait().await.unwrap().code(), Some(0));
+}

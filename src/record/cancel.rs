@@ -57,10 +57,10 @@ impl CancelRecord {
         if self.issue == 0 {
             return Err("issue must be a positive issue number".into());
         }
-        if self.requested_by.trim().is_empty() {
-            return Err("requested_by must not be empty".into());
-        }
-        Ok(())
+        super::field::name("requested_by", &self.requested_by)?;
+        self.reason
+            .as_deref()
+            .map_or(Ok(()), |r| super::field::text("reason", r))
     }
 }
 

@@ -10,7 +10,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{check_claim_id, encode, Kind};
+use super::{check_claim_id, encode, field, Kind};
 
 /// What the Run is working on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -98,19 +98,28 @@ impl ClaimRecord {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
 
+    /// Why this record must not be written, if so: its fields' rules first (so the message names
+    /// the field and its limit), then its comment as a reader would see it.
+    pub fn write_refusal(&self) -> Option<String> {
+        self.validate()
+            .err()
+            .or_else(|| super::write_refusal(&self.to_comment()))
+    }
+
     /// The checks beyond the JSON shape that a decoded claim must pass.
     pub(crate) fn validate(&self) -> Result<(), String> {
         check_claim_id(&self.claim_id)?;
         if self.issue == 0 {
             return Err("issue must be a positive issue number".into());
         }
-        if self.host.trim().is_empty() {
-            return Err("host must not be empty".into());
-        }
-        if self.stage.trim().is_empty() {
-            return Err("stage must not be empty".into());
-        }
-        Ok(())
+        field::name("host", &self.host)?;
+        field::name("stage", &self.stage)?;
+        field::opt_name("harness", self.harness.as_deref())?;
+        field::opt_name("model", self.model.as_deref())?;
+        field::opt_name("agent_session", self.agent_session.as_deref())?;
+        field::opt_name("branch", self.branch.as_deref())?;
+        field::opt_path("worktree", self.worktree.as_deref())?;
+        field::paths("logs", &self.logs, field::MAX_LOGS)
     }
 }
 

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{check_claim_id, encode, Kind};
+use super::{check_claim_id, encode, field, Kind};
 
 /// How a Claim ended. Kebab-case on the wire (`handed-back`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -154,8 +154,16 @@ impl EndRecord {
         if self.issue == 0 {
             return Err("issue must be a positive issue number".into());
         }
-        if self.actor.trim().is_empty() {
-            return Err("actor must not be empty".into());
+        field::name("actor", &self.actor)?;
+        field::text("reason", &self.reason)?;
+        field::opt_path("resume", self.resume.as_deref())?;
+        for label in self.labels_after.iter().flatten() {
+            field::name("labels_after", label)?;
+        }
+        if let Some(c) = &self.continuation {
+            field::opt_name("continuation.branch", c.branch.as_deref())?;
+            field::opt_name("continuation.agent_session", c.agent_session.as_deref())?;
+            field::opt_name("continuation.harness", c.harness.as_deref())?;
         }
         Ok(())
     }

@@ -12,6 +12,7 @@
 pub mod cancel;
 pub mod claim;
 pub mod end;
+pub mod field;
 pub mod ownership;
 pub mod reply;
 pub mod report;
@@ -235,6 +236,29 @@ pub fn decode(body: &str) -> Decoded {
     }
 }
 
+/// GitHub's limit on a comment body, in characters.
+pub const MAX_COMMENT_CHARS: usize = 65_536;
+
+/// Why a comment body about to be written would not be read back as one valid record, if it
+/// would not: the readers' own checks ([`decode`], so each field's rule in [`field`]) and
+/// GitHub's limit on a body. Every writer
+/// asks this before a write, so nothing is written that a reader would refuse.
+pub fn write_refusal(body: &str) -> Option<String> {
+    match decode(body) {
+        Decoded::Record(_) => {}
+        Decoded::NotARecord => return Some("the comment would hold no record line".to_string()),
+        Decoded::Invalid(RecordError::Malformed { reason, .. }) => return Some(reason),
+        Decoded::Invalid(e) => return Some(e.to_string()),
+    }
+    let chars = body.chars().count();
+    (chars > MAX_COMMENT_CHARS).then(|| {
+        format!(
+            "the comment would be {chars} characters, more than GitHub's limit of \
+             {MAX_COMMENT_CHARS}"
+        )
+    })
+}
+
 /// The lines of `body` that are record lines, in order. Linear in `body`'s length.
 fn record_lines(body: &str) -> impl Iterator<Item = &str> {
     let mut fence: Option<(char, usize)> = None;
@@ -406,6 +430,37 @@ mod tests {
 
     fn claim_line() -> String {
         encode(Kind::Claim, &sample_claim().to_json())
+    }
+
+    #[test]
+    fn a_body_readers_would_refuse_is_refused_before_it_is_written() {
+        // Given a valid claim, one with an empty stage, one with a stage too long for its
+        // field, and one whose logs together are too large for a record
+        let ok = sample_claim();
+        let empty = ClaimRecord {
+            stage: String::new(),
+            ..sample_claim()
+        };
+        let long = ClaimRecord {
+            stage: "x".repeat(70_000),
+            ..sample_claim()
+        };
+        let huge = ClaimRecord {
+            logs: vec!["<".repeat(field::MAX_PATH_CHARS); field::MAX_LOGS],
+            ..sample_claim()
+        };
+        // Then only the valid one may be written, and each refusal names the field or the limit
+        assert_eq!(ok.write_refusal(), None);
+        let why = write_refusal(&empty.to_comment()).expect("refused");
+        assert_eq!(why, "`stage` must not be empty");
+        let why = long.write_refusal().expect("refused");
+        assert!(
+            why.contains("`stage` is 70000") && why.contains("256"),
+            "{why}"
+        );
+        let why = huge.write_refusal().expect("refused");
+        assert!(why.contains("65536"), "{why}");
+        assert!(write_refusal("no record here").is_some());
     }
 
     #[test]

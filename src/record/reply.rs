@@ -79,9 +79,7 @@ impl ReplyRecord {
         if self.command_comment_id == 0 || self.issue == 0 {
             return Err("command_comment_id and issue must be positive".into());
         }
-        if self.author.trim().is_empty() {
-            return Err("author must not be empty".into());
-        }
+        super::field::name("author", &self.author)?;
         if let Some(id) = &self.claim_id {
             super::check_claim_id(id)?;
         }

@@ -165,9 +165,7 @@ impl HostReport {
 
     /// The checks beyond the JSON shape that a decoded report must pass.
     pub(crate) fn validate(&self) -> Result<(), String> {
-        if self.host.trim().is_empty() {
-            return Err("host must not be empty".into());
-        }
+        super::field::name("host", &self.host)?;
         for c in &self.claims {
             super::check_claim_id(&c.claim_id)?;
         }

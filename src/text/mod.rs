@@ -507,10 +507,11 @@ mod tests {
 
     #[test]
     fn hostile_values_cannot_hide_or_forge_the_record_line() {
-        // given a claim whose values try to open a fence and to start a second record line
+        // given a claim whose one-line values try to open a fence and to start a second record
+        // line, and an end whose reason (which may span lines) tries both
         let claim = ClaimRecord {
-            harness: Some("x\n```\n".into()),
-            branch: Some("b\n<!-- thirdshift:v1:claim {} -->".into()),
+            harness: Some("x ``` y".into()),
+            branch: Some("<!-- thirdshift:v1:claim {} -->".into()),
             worktree: Some("`tick`".into()),
             ..sample_claim()
         };

@@ -65,8 +65,12 @@ pub async fn publish(
     if record::last_hash(last) == Some(record::content_hash(&text).as_str()) {
         return Ok(Published::Unchanged { issue });
     }
+    let body = record::body(&text, &view.recoveries);
+    if let Some(why) = crate::record::write_refusal(&body) {
+        anyhow::bail!("the dashboard is not written into registry issue #{issue}: {why}");
+    }
     ctx.client
-        .update_issue_body(issue, &record::body(&text, &view.recoveries))
+        .update_issue_body(issue, &body)
         .await
         .with_context(|| format!("writing the dashboard into registry issue #{issue}"))?;
     tracing::info!(issue, runs = view.runs.len(), "dashboard written");
