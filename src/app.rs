@@ -15,9 +15,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     let g = cli.globals;
     match cli.command {
         Command::Run(a) => {
-            let ctx = Ctx::connect(&g, None).await?;
+            let ctx = Ctx::connect(&g, None).await.map_err(crate::exit::for_run)?;
             let req = request(a.claim, ProcessIdentity::current());
-            crate::run::run(&ctx, &req, &a.cmd).await
+            crate::run::run(&ctx, &req, &a.cmd)
+                .await
+                .map_err(crate::exit::for_run)
         }
         Command::Claim(a) => claim(&g, a).await,
         Command::Stage(a) => stage_cmd(&g, a).await,
@@ -120,6 +122,7 @@ async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
         exit_code: None,
         signal: None,
         kept: None,
+        started: true,
     };
     match release(&ctx, &a.claim, &ending).await? {
         Released::Ended => println!("claim {} ended: {}", a.claim, outcome.as_str()),

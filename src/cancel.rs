@@ -222,6 +222,7 @@ async fn carry_out_one(
         exit_code: None,
         signal: Some(signal),
         kept,
+        started: true,
     };
     let actor = format!("observe@{}", ctx.host.host);
     let (n, id) = (claim.issue, claim.claim_id.as_str());
@@ -347,6 +348,7 @@ mod tests {
             exit_code: None,
             signal,
             kept: None,
+            started: true,
         }
     }
 

@@ -44,6 +44,13 @@ pub struct Globals {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Take the Claim on an issue, run CMD in its own session, end the Claim when CMD exits.
+    ///
+    /// Exit status: 0 when CMD exited 0 (the Claim ended done). CMD's own status passes through
+    /// when it is 1 to 239 (128+N when signal N killed CMD or stopped the Run); CMD statuses 240
+    /// to 255 exit 240, the exact one is in the end record. The Run's own outcomes never collide
+    /// with those: 241 CMD could not be started (the Claim ended failed, labels back as it found
+    /// them), 242 the Claim was not taken, 243 the Claim stopped being ours, 244 wrong usage or
+    /// a value readers would refuse, 245 any other error (network, permissions).
     Run(RunArgs),
     /// Take the Claim on an issue for the calling process; prints the claim id. Exit 0 won, 3 lost.
     Claim(ClaimArgs),
@@ -201,4 +208,48 @@ pub struct PickupArgs {
     /// The command each Run runs, after `--`.
     #[arg(last = true, num_args = 1..)]
     pub cmd: Vec<String>,
+}
+
+/// The global options that take a value as the next word.
+const GLOBALS_WITH_VALUE: [&str; 6] = [
+    "--repo",
+    "--api-url",
+    "--config",
+    "--host",
+    "--state-dir",
+    "--cache",
+];
+
+/// Whether the command line `args` (without the program name) asks for `run`: its first word
+/// that is neither a global option nor an option's value. For `run`'s own usage exit code.
+pub fn is_run(args: impl IntoIterator<Item = String>) -> bool {
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if !arg.starts_with('-') {
+            return arg == "run";
+        }
+        if GLOBALS_WITH_VALUE.contains(&arg.as_str()) {
+            args.next();
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_command_line_asking_for_run_is_told_apart_from_option_values() {
+        assert!(is_run(words("run --issue 3 -- true")));
+        assert!(is_run(words("--repo o/r --no-cache run")));
+        assert!(is_run(words("--host=h run")));
+        assert!(!is_run(words("--host run claim --issue 3")));
+        assert!(!is_run(words("claim --issue 3")));
+        assert!(!is_run(words("--no-cache")));
+    }
 }

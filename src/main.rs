@@ -2,10 +2,17 @@
 //! command, and map errors to exit codes. Nothing else lives here.
 
 use clap::Parser as _;
-use thirdshift_reconciler::{app, cli::Cli, exit};
+use thirdshift_reconciler::{app, cli, cli::Cli, exit};
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() && cli::is_run(std::env::args().skip(1)) => {
+            let _ = e.print();
+            std::process::exit(exit::run::USAGE);
+        }
+        Err(e) => e.exit(),
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

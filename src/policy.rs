@@ -56,6 +56,12 @@ pub fn label_after<'a>(
     }
 }
 
+/// The label to add when a Claim ends whose Run's command never started: `ready-for-agent`
+/// back when the Claim had removed it, else none, so the issue is as the Claim found it.
+pub fn label_unstarted<'a>(labels: &'a Labels, record: &ClaimRecord) -> Option<&'a str> {
+    record.removed_ready.then_some(labels.ready.as_str())
+}
+
 /// The command a person runs to resume an agent session, for Harnesses that allow it.
 pub fn resume_command(harness: Option<&str>, session: Option<&str>) -> Option<String> {
     let session = session.filter(|s| !s.trim().is_empty())?;

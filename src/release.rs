@@ -10,7 +10,7 @@ use chrono::Utc;
 use crate::claim::{end_record, post_record};
 use crate::context::Ctx;
 use crate::host::LocalStatus;
-use crate::policy::label_after;
+use crate::policy::{label_after, label_unstarted};
 use crate::record::{ClaimState, Kind, Outcome, Salvage};
 
 /// How a Claim ends.
@@ -22,6 +22,9 @@ pub struct Ending {
     pub signal: Option<i32>,
     /// What the Run's host kept of its work (`crate::keep`), for the end record and the labels.
     pub kept: Option<Salvage>,
+    /// Whether the Run's command started; a Claim whose command never started gives the
+    /// labels back as it found them ([`crate::policy::label_unstarted`]).
+    pub started: bool,
 }
 
 /// What `release` did.
@@ -79,7 +82,9 @@ pub async fn end_claim(
     end.signal = ending.signal;
     end.kept.clone_from(&ending.kept);
     end.claim_comment_id = Some(view.comment_id);
-    let add = if owner {
+    let add = if owner && !ending.started {
+        label_unstarted(&ctx.config.labels, record)
+    } else if owner {
         label_after(
             &ctx.config.labels,
             record,

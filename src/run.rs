@@ -16,6 +16,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::broker;
 use crate::claim::{take, ClaimRequest, Held, STAGE_RUNNING};
 use crate::context::Ctx;
+use crate::exit;
 use crate::github::{APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR};
 use crate::host::process::{session_members, signal_session};
 use crate::host::ProcessIdentity;
@@ -36,7 +37,10 @@ pub enum Finish {
 pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Result<i32> {
     let held = take(ctx, req).await?;
     let mut signals = Signals::install()?;
-    let mut child = spawn(ctx, &held, cmd)?;
+    let mut child = match spawn(ctx, &held, cmd) {
+        Ok(child) => child,
+        Err(e) => return not_started(ctx, &held, &e).await,
+    };
     let sid = child
         .id()
         .context("CMD exited before it could be watched")?;
@@ -66,6 +70,28 @@ pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Resul
         tracing::warn!(%outcome, %by, kept = ?ending.kept, "the Claim was already ended");
     }
     Ok(code)
+}
+
+/// Ends the Claim of a Run whose command could not be started (`err`) as `failed`, its labels
+/// back as the Claim found them; the Run exits [`exit::run::NOT_STARTED`].
+async fn not_started(ctx: &Ctx, held: &Held, err: &anyhow::Error) -> anyhow::Result<i32> {
+    let claim_id = &held.record.claim_id;
+    let _ = std::fs::remove_dir_all(broker::folder(ctx.state.root(), claim_id));
+    let ending = Ending {
+        outcome: Outcome::Failed,
+        reason: crate::text::reasons::not_started_reason(&format!("{err:#}")),
+        exit_code: None,
+        signal: None,
+        kept: None,
+        started: false,
+    };
+    release(ctx, claim_id, &ending).await?;
+    eprintln!(
+        "thirdshift-reconciler: {}; claim {claim_id} on #{} ended failed, its labels back as \
+         the Claim found them",
+        ending.reason, held.record.issue
+    );
+    Ok(exit::run::NOT_STARTED)
 }
 
 /// The reason for the salvage commit of a Run that ended this way, when its worktree is
@@ -126,7 +152,7 @@ fn spawn(ctx: &Ctx, held: &Held, cmd: &[String]) -> anyhow::Result<tokio::proces
     }
     let child = tokio::process::Command::from(command)
         .spawn()
-        .with_context(|| format!("starting `{program}`"))?;
+        .with_context(|| format!("`{program}`"))?;
     tracing::info!(claim = %held.record.claim_id, pid = child.id(), "CMD started");
     Ok(child)
 }
@@ -219,6 +245,7 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
                 exit_code: Some(0),
                 signal: None,
                 kept: None,
+                started: true,
             },
             0,
         ),
@@ -230,15 +257,16 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
                 (None, Some(s)) => format!("the Run's command was killed by signal {s}"),
                 _ => "the Run's command failed".to_string(),
             };
-            let exit = code.unwrap_or_else(|| 128 + sig.unwrap_or(0));
+            let status = code.unwrap_or_else(|| 128 + sig.unwrap_or(0));
             let ending = Ending {
                 outcome: Outcome::Failed,
                 reason,
                 exit_code: code,
                 signal: sig,
                 kept: None,
+                started: true,
             };
-            (ending, exit)
+            (ending, exit::run::of_cmd(status))
         }
         Finish::Stopped(sig) => (
             Ending {
@@ -249,8 +277,9 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
                 exit_code: None,
                 signal: Some(sig),
                 kept: None,
+                started: true,
             },
-            128 + sig,
+            exit::run::of_cmd(128 + sig),
         ),
     }
 }

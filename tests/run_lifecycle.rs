@@ -444,3 +444,86 @@ async fn stage_readers_would_refuse_exits_2_and_the_claim_stays_valid() {
     std::fs::write(&go, "").unwrap();
     assert_eq!(run.child.wait().await.unwrap().code(), Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_whose_command_cannot_be_started_ends_failed_with_the_labels_as_found() {
+    let world = World::new().await;
+    let not_exec = world.dir.path().join("agent.sh");
+    std::fs::write(&not_exec, "#!/bin/sh\nexit 0\n").unwrap();
+    let cases = [
+        ("/no/such/agent".to_string(), "No such file"),
+        (not_exec.display().to_string(), "ermission denied"),
+    ];
+    for (program, why) in cases {
+        // Given a Ready issue that also carries a label of its own
+        let issue = world
+            .sim
+            .create_issue(BOT, "agent missing", "do it", &[READY, "bug"]);
+        // When a Run is asked to start a command that is not there or not executable
+        let out = world
+            .exec("h", &["run", "--issue", &issue.to_string(), "--", &program])
+            .await;
+        // Then the Run exits with its own code for it and says so
+        assert_eq!(out.status.code(), Some(241), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("could not be started"),
+            "{}",
+            stderr(&out)
+        );
+        // And the Claim ended failed at once, saying the command could not be started and why
+        let ends = end_records(&world, issue);
+        assert_eq!(ends.len(), 1);
+        assert_eq!(ends[0].outcome, Outcome::Failed);
+        assert!(
+            ends[0].reason.contains("could not be started")
+                && ends[0].reason.contains(&program)
+                && ends[0].reason.contains(why),
+            "{}",
+            ends[0].reason
+        );
+        assert!(world.ownership(issue).owner.is_none());
+        // And the labels are as the Claim found them
+        let mut labels = world.labels(issue);
+        labels.sort();
+        assert_eq!(labels, vec!["bug".to_string(), READY.to_string()]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_exiting_3_and_a_lost_claim_give_different_exit_codes() {
+    let world = World::new().await;
+    // Given one Ready issue, and one another host already holds
+    let free = world.ready_issue("exits 3");
+    let held = world.ready_issue("held");
+    let out = world
+        .exec("other", &["claim", "--issue", &held.to_string()])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // When a Run's command exits 3, and a Run is started on the held issue
+    let exits_3 = world
+        .exec(
+            "h",
+            &[
+                "run",
+                "--issue",
+                &free.to_string(),
+                "--",
+                "sh",
+                "-c",
+                "exit 3",
+            ],
+        )
+        .await;
+    let lost = world
+        .exec("h", &["run", "--issue", &held.to_string(), "--", "true"])
+        .await;
+    // Then the first passes its command's 3 through and the second exits with run's own code
+    assert_eq!(exits_3.status.code(), Some(3), "{}", stderr(&exits_3));
+    assert_eq!(end_records(&world, free)[0].exit_code, Some(3));
+    assert_eq!(lost.status.code(), Some(242), "{}", stderr(&lost));
+    assert!(end_records(&world, held).is_empty());
+    // And a Run started with wrong arguments exits with run's own usage code, not clap's 2
+    let usage = world.exec("h", &["run", "--", "true"]).await;
+    assert_eq!(usage.status.code(), Some(244), "{}", stderr(&usage));
+    assert!(stderr(&usage).contains("--issue"), "{}", stderr(&usage));
+}

@@ -185,7 +185,7 @@ async fn settle(
             }
             let why = last_line(log);
             return Ok(match exit.code() {
-                Some(crate::exit::LOST) => Attempt::Lost { why },
+                Some(crate::exit::run::LOST) => Attempt::Lost { why },
                 code => Attempt::Failed { code, why },
             });
         }

@@ -51,6 +51,11 @@ pub fn duplicate_report_reason() -> String {
     "a later copy of a host's report; the first one counts".to_string()
 }
 
+/// The reason of a Run's end when its command could not be started; `error` says why.
+pub fn not_started_reason(error: &str) -> String {
+    format!("the Run's command could not be started: {error}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
