@@ -295,14 +295,14 @@ fn new_record(ctx: &Ctx, req: &ClaimRequest, has_ready: bool) -> ClaimRecord {
     }
 }
 
-/// An end record for `record` by `actor`.
+/// An end record for `record` by `actor`, its reason made to fit its field (`field::fit_text`).
 pub fn end_record(record: &ClaimRecord, outcome: Outcome, actor: &str, reason: &str) -> EndRecord {
     EndRecord {
         claim_id: record.claim_id.clone(),
         issue: record.issue,
         outcome,
         actor: actor.to_string(),
-        reason: reason.to_string(),
+        reason: crate::record::field::fit_text(reason),
         exit_code: None,
         signal: None,
         claim_comment_id: None,

@@ -76,8 +76,7 @@ pub async fn end_claim(
     let cancelled = crate::cancel::as_cancelled(&own, claim_id, ending);
     let ending = cancelled.as_ref().unwrap_or(ending);
     let record = &view.record;
-    let reason = crate::record::field::fit_text(&ending.reason);
-    let mut end = end_record(record, ending.outcome, actor, &reason);
+    let mut end = end_record(record, ending.outcome, actor, &ending.reason);
     end.exit_code = ending.exit_code;
     end.signal = ending.signal;
     end.kept.clone_from(&ending.kept);

@@ -527,3 +527,35 @@ async fn a_command_exiting_3_and_a_lost_claim_give_different_exit_codes() {
     assert_eq!(usage.status.code(), Some(244), "{}", stderr(&usage));
     assert!(stderr(&usage).contains("--issue"), "{}", stderr(&usage));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_with_a_value_readers_would_refuse_writes_nothing() {
+    let world = World::new().await;
+    let issue = world.ready_issue("bad harness");
+    // When a claim is asked with an empty Harness (an unset variable), and a Run with a Harness
+    // name of two lines
+    let claim = world
+        .exec(
+            "h",
+            &["claim", "--issue", &issue.to_string(), "--harness", ""],
+        )
+        .await;
+    let n = issue.to_string();
+    let run = world
+        .exec(
+            "h",
+            &["run", "--issue", &n, "--harness", "a\nb", "--", "true"],
+        )
+        .await;
+    // Then both are usage errors naming the field, and nothing was written on the issue
+    assert_eq!(claim.status.code(), Some(2), "{}", stderr(&claim));
+    assert!(
+        stderr(&claim).contains("`harness` must not be empty"),
+        "{}",
+        stderr(&claim)
+    );
+    assert_eq!(run.status.code(), Some(244), "{}", stderr(&run));
+    assert!(stderr(&run).contains("`harness`"), "{}", stderr(&run));
+    assert!(world.records(issue).is_empty());
+    assert_eq!(world.labels(issue), vec![READY.to_string()]);
+}

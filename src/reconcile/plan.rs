@@ -328,7 +328,7 @@ impl Cx<'_> {
             issue: claim.record.issue,
             outcome,
             actor: self.input.actor.clone(),
-            reason,
+            reason: crate::record::field::fit_text(&reason),
             exit_code: None,
             signal: None,
             claim_comment_id: Some(claim.comment_id),
