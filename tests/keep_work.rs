@@ -5,6 +5,9 @@
 
 mod harness;
 #[allow(dead_code)]
+#[path = "support/keys.rs"]
+mod keys;
+#[allow(dead_code)]
 #[path = "support/origin.rs"]
 mod origin;
 
@@ -15,6 +18,7 @@ use harness::*;
 use origin::{git, Origin};
 use thirdshift_reconciler::host::process::signal_session;
 use thirdshift_reconciler::record::Outcome;
+use thirdshift_reconciler::sim::{Permission, SimApp};
 
 const HUMAN: &str = "ready-for-human";
 
@@ -610,4 +614,103 @@ async fn cancelled_run_killed_while_it_keeps_its_work_has_it_kept_by_its_host() 
     assert_eq!(ends[0].outcome, Outcome::Cancelled);
     assert!(ends[0].actor.starts_with("observe@"), "{}", ends[0].actor);
     assert!(ends[0].kept.as_ref().is_some_and(|k| k.pushed));
+}
+
+/// A program that appends its environment to a file and passes its input through (as a clean
+/// filter must), and that file.
+fn spy(world: &World) -> (std::path::PathBuf, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (script, seen) = (
+        world.dir.path().join("spy.sh"),
+        world.dir.path().join("seen"),
+    );
+    let body = format!("#!/bin/sh\nenv >> '{}'\ncat\n", seen.display());
+    std::fs::write(&script, body).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, seen)
+}
+
+/// A Run's command that points its worktree's `core.fsmonitor` and a clean filter for every file
+/// at `spy`, changes a file, then goes on with `then`.
+fn planting(work: &Path, spy: &Path, then: &str) -> String {
+    format!(
+        "cd '{w}' && git config core.fsmonitor '{s}' && git config filter.spy.clean '{s}' && \
+         echo '* filter=spy' > .gitattributes && echo more >> draft.txt && {then}",
+        w = work.display(),
+        s = spy.display()
+    )
+}
+
+/// What the spy saw: it ran (git started it) and saw none of `secrets`.
+fn assert_spy_saw_none_of(seen: &Path, secrets: &[&str]) {
+    let seen = std::fs::read_to_string(seen).expect("git started the clean filter");
+    assert!(seen.contains("PATH="), "{seen}");
+    for secret in secrets {
+        assert!(
+            !seen.contains(secret),
+            "a program git started saw {secret:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn programs_the_worktree_has_git_start_while_a_failed_run_is_kept_see_no_app_key() {
+    let (world, origin, issue, _) = setup("spied on").await;
+    let keys = keys::key_pair(world.dir.path(), "spied-app", true);
+    let app = SimApp {
+        id: 4242,
+        slug: "thirdshift-spied".into(),
+        name: "Thirdshift Spied".into(),
+        public_key_pem: keys.public_pem.clone(),
+        permission: Permission::Write,
+    };
+    world.sim.add_app(app).expect("App installed");
+    let (spy, seen) = spy(&world);
+    edit(&origin.work, "first-step");
+    // Given a Run as the App whose command plants a fsmonitor and a clean filter, then exits 1
+    let script = planting(&origin.work, &spy, "exit 1");
+    let out = world
+        .cli("h1")
+        .env_remove("GITHUB_TOKEN")
+        .env("THIRDSHIFT_APP_ID", "4242")
+        .env("THIRDSHIFT_APP_KEY", &keys.private_pem)
+        .args(["run", "--issue", &issue.to_string()])
+        .args(run_options(&origin.work))
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // Then its work is kept on origin as ever
+    let log = origin_log(&origin, &format!("issue-{issue}"));
+    assert_eq!(log[..2], ["thirdshift: failed run (exit status 1)", "first-step"]);
+    // And what git started saw no line of the App's key
+    let key_lines: Vec<&str> = keys.private_pem.lines().filter(|l| l.len() > 20).collect();
+    assert!(!key_lines.is_empty());
+    let mut secrets = key_lines;
+    secrets.push("THIRDSHIFT_APP_KEY");
+    assert_spy_saw_none_of(&seen, &secrets);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn programs_the_worktree_has_git_start_while_observe_keeps_a_killed_run_see_no_token() {
+    let (world, origin, issue, branch) = setup("spied on, killed").await;
+    let (spy, seen) = spy(&world);
+    edit(&origin.work, "first-step");
+    // Given a Run whose command plants a fsmonitor and a clean filter, and is then killed
+    let script = planting(&origin.work, &spy, "sleep 600");
+    let run = start(&world, issue, &origin.work, &script).await;
+    for _ in 0..200 {
+        if std::fs::read_to_string(origin.work.join(".gitattributes")).is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    run.kill_all().await;
+    // When its host passes with a token
+    observe_reconcile(&world, "h1").await;
+    // Then the work is kept, and what git started saw no token
+    let log = origin_log(&origin, &branch);
+    assert_eq!(log[0], "thirdshift: failed run (killed)", "{log:?}");
+    assert_spy_saw_none_of(&seen, &[BOT_TOKEN, "GITHUB_TOKEN"]);
 }

@@ -1,7 +1,8 @@
-//! Running `git` for salvage, the one way every salvage step does it: `git -C <worktree>` with the
-//! parent's GIT_* variables scrubbed (a `GIT_DIR` or `GIT_INDEX_FILE` from whoever started
-//! `observe` must not redirect us to another repository), `LC_ALL=C` so messages can be matched,
-//! no terminal prompts, hooks and automatic gc off, stdin closed, and a deadline after which the
+//! Running `git` for salvage, the one way every salvage step does it: `git -C <worktree>` from a
+//! cleared environment with a short allowlist (no credential of ours reaches a program the
+//! worktree's configuration makes git start, and a `GIT_DIR` from whoever started `observe` does
+//! not redirect us to another repository), `LC_ALL=C` so messages can be matched, no terminal
+//! prompts, hooks, fsmonitor and automatic gc off, stdin closed, and a deadline after which the
 //! whole process group (git and any ssh or credential helper it started) is killed.
 //!
 //! It does not interpret results beyond "exit 0 or not"; the caller decides what a failure means.
@@ -20,9 +21,20 @@ pub(super) const LOCAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// `observe` for ever.
 pub(super) const NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// GIT_* variables that only say how to reach a remote (ssh, askpass, proxy, CA), kept so that a
-/// host whose pushes rely on them can still push. Every other GIT_* variable is removed.
+/// The only variables a git command of ours inherits: where to find programs and the user's own
+/// git configuration, and how to reach a remote (ssh agent, askpass, proxy, CA). Everything else
+/// (a token, an App key, `GIT_DIR` from whoever started `observe`) stays out: the Run's worktree
+/// is the agent's, and its configuration can make git start programs (`core.fsmonitor`, filters,
+/// `core.sshCommand`) that see whatever git's environment holds.
 const KEPT_VARIABLES: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
     "GIT_SSH",
     "GIT_SSH_COMMAND",
     "GIT_SSH_VARIANT",
@@ -30,6 +42,16 @@ const KEPT_VARIABLES: &[&str] = &[
     "GIT_PROXY_COMMAND",
     "GIT_SSL_CAINFO",
     "GIT_SSL_CAPATH",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
 ];
 
 /// Options given to every command, before the subcommand.
@@ -37,6 +59,8 @@ const GLOBAL_OPTIONS: &[&str] = &[
     "--no-optional-locks",
     "-c",
     "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
     "-c",
     "gc.auto=0",
     "-c",
@@ -86,7 +110,7 @@ impl Git {
 
     fn command<S: AsRef<OsStr>>(&self, args: &[S]) -> Command {
         let mut cmd = Command::new("git");
-        scrub(&mut cmd, std::env::vars_os().map(|(key, _)| key));
+        cmd.env_clear().envs(kept(std::env::vars_os()));
         cmd.env("LC_ALL", "C")
             .env("GIT_TERMINAL_PROMPT", "0")
             .args(GLOBAL_OPTIONS)
@@ -97,14 +121,11 @@ impl Git {
     }
 }
 
-/// Removes from `cmd`'s environment every GIT_* variable among `parent` except the kept ones.
-fn scrub(cmd: &mut Command, parent: impl Iterator<Item = OsString>) {
-    for key in parent {
-        let Some(name) = key.to_str() else { continue };
-        if name.starts_with("GIT_") && !KEPT_VARIABLES.contains(&name) {
-            cmd.env_remove(&key);
-        }
-    }
+/// The variables of `parent` a git command keeps ([`KEPT_VARIABLES`]).
+fn kept(
+    parent: impl Iterator<Item = (OsString, OsString)>,
+) -> impl Iterator<Item = (OsString, OsString)> {
+    parent.filter(|(key, _)| key.to_str().is_some_and(|k| KEPT_VARIABLES.contains(&k)))
 }
 
 /// The first argument that is not an option or an option's value, for messages.
@@ -231,25 +252,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parent_repository_variables_are_removed_and_transport_ones_kept() {
-        // given a parent environment pointing git elsewhere
+    fn a_git_command_keeps_only_the_variables_git_needs_to_reach_a_remote() {
+        // given a parent environment with credentials and variables pointing git elsewhere
         let parent = [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-            "GIT_SSH_COMMAND",
-            "HOME",
+            ("GITHUB_TOKEN", "ghs_secret"),
+            ("THIRDSHIFT_APP_KEY", "-----BEGIN"),
+            ("GIT_DIR", "/elsewhere"),
+            ("GIT_INDEX_FILE", "/elsewhere/index"),
+            ("GIT_SSH_COMMAND", "ssh -i key"),
+            ("HOME", "/home/runner"),
+            ("PATH", "/usr/bin"),
+            ("https_proxy", "http://proxy:3128"),
         ];
-        let mut cmd = Command::new("git");
-        // when the command is scrubbed
-        scrub(&mut cmd, parent.iter().map(OsString::from));
-        // then the repository variables are removed, ssh and non-git ones are left alone
-        let removed: Vec<_> = cmd
-            .get_envs()
-            .filter(|(_, v)| v.is_none())
+        let pairs = parent
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        // when the command's environment is made
+        let mut names: Vec<String> = kept(pairs)
             .map(|(k, _)| k.to_string_lossy().into_owned())
             .collect();
-        assert_eq!(removed, ["GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE"]);
+        names.sort();
+        // then only the transport, home and path ones are left
+        assert_eq!(names, ["GIT_SSH_COMMAND", "HOME", "PATH", "https_proxy"]);
     }
 
     #[test]
