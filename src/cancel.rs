@@ -141,6 +141,9 @@ pub enum CarryResult {
     StillRunning { pids: Vec<u32> },
     /// Nothing provably the Run's runs: the Claim ends the way a dead Run's does (its work kept).
     NothingRunning,
+    /// This host has no local record of the Claim: it acts only on what it recorded itself, so
+    /// it signals nothing and the request stays pending.
+    NotRecordedHere,
 }
 
 impl Carried {
@@ -154,6 +157,7 @@ impl Carried {
                 text::still_running(self.issue, &self.claim_id, pids)
             }
             CarryResult::NothingRunning => text::nothing_running(self.issue, &self.claim_id),
+            CarryResult::NotRecordedHere => text::not_recorded_here(self.issue, &self.claim_id),
         }
     }
 }
@@ -198,6 +202,12 @@ async fn carry_out_one(
     claim: &ClaimRecord,
     request: &CancelView,
 ) -> anyhow::Result<CarryResult> {
+    // Signals go to the processes this host recorded, never to those GitHub's copy names: any
+    // write collaborator can edit a comment.
+    let Ok(local) = ctx.state.load(&claim.claim_id) else {
+        return Ok(CarryResult::NotRecordedHere);
+    };
+    let claim = &local.record;
     let grace = ctx.config.run.kill_grace_secs;
     let stopped = stop(claim, Duration::from_secs(grace)).await?;
     if stopped.nothing_ran {

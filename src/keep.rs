@@ -40,10 +40,18 @@ pub async fn keep_work(
     let Some(worktree) = claim.worktree.clone() else {
         return Ok(None);
     };
-    let local = ctx.state.load(&claim.claim_id).ok();
-    if let Some(done) = local.as_ref().and_then(|l| l.salvage.clone()) {
+    // The worktree and branch come from this host's own record of the Claim, never from GitHub's
+    // copy: any write collaborator can edit a comment to name another path.
+    let Ok(local) = ctx.state.load(&claim.claim_id) else {
+        return Ok(Some(not_recorded_here(claim, worktree)));
+    };
+    if let Some(done) = local.salvage.clone() {
         return Ok(Some(done));
     }
+    let claim = &local.record;
+    let Some(worktree) = claim.worktree.clone() else {
+        return Ok(None);
+    };
     let branch = branch_of(claim);
     let (host, claim_id) = (ctx.host.host.clone(), claim.claim_id.clone());
     let kept = tokio::task::spawn_blocking(move || {
@@ -66,17 +74,25 @@ pub async fn keep_work(
         "salvaged: {:?}",
         kept.error
     );
-    if local.is_some() {
-        // The salvage is done whatever happens to the record: a failed write only means a later
-        // pass salvages again, which commits nothing new.
-        if let Err(e) = ctx
-            .state
-            .update(&claim.claim_id, |l| l.salvage = Some(kept.clone()))
-        {
-            tracing::warn!(claim = %claim.claim_id, "could not store the salvage result: {e:#}");
-        }
+    // The salvage is done whatever happens to the record: a failed write only means a later
+    // pass salvages again, which commits nothing new.
+    if let Err(e) = ctx
+        .state
+        .update(&claim.claim_id, |l| l.salvage = Some(kept.clone()))
+    {
+        tracing::warn!(claim = %claim.claim_id, "could not store the salvage result: {e:#}");
     }
     Ok(Some(kept))
+}
+
+/// The salvage report for a Claim naming this host that this host has no record of: nothing is
+/// touched, and people are told where the work may be.
+fn not_recorded_here(claim: &ClaimRecord, worktree: String) -> Salvage {
+    tracing::warn!(claim = %claim.claim_id, "no local record of the Claim: its worktree is not salvaged");
+    Salvage {
+        error: Some(crate::text::keep::not_recorded_here(&claim.claim_id)),
+        ..Salvage::untouched(worktree, branch_of(claim))
+    }
 }
 
 /// A Run's own salvage after its command ended without delivering: the Claim as this host last

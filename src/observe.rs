@@ -115,6 +115,16 @@ async fn still_active(ctx: &Ctx, claim: &ClaimRecord) -> anyhow::Result<bool> {
     ))
 }
 
+/// The claim as this host recorded it when it has a local record (GitHub's copy can be edited
+/// by any write collaborator: its PID, session or worktree must not decide what this host
+/// judges, signals or salvages), else GitHub's copy, to judge and show only.
+fn local_values(ctx: &Ctx, github: &ClaimRecord) -> ClaimRecord {
+    match ctx.state.load(&github.claim_id) {
+        Ok(local) if local.record.issue == github.issue => local.record,
+        _ => github.clone(),
+    }
+}
+
 /// Local Claims that may still be active.
 fn active_local(ctx: &Ctx) -> Vec<LocalClaim> {
     let repo = ctx.client.repo().to_string();
@@ -138,7 +148,7 @@ fn claims_to_judge(
         .iter()
         .flat_map(|i| i.ownership.active())
         .filter(|c| c.record.host == ctx.host.host && c.record.machine_id == ctx.host.machine_id)
-        .map(|c| c.record.clone())
+        .map(|c| local_values(ctx, &c.record))
         .collect();
     for l in local {
         let id = &l.record.claim_id;

@@ -285,3 +285,136 @@ async fn repeated_cancel_posts_one_request_even_when_github_answers_502() {
         .count();
     assert!(faulted_posts > 0, "a request post was answered 502");
 }
+
+/// A git repository with one commit and an uncommitted file: work that is no Run's.
+fn someone_elses_repository(dir: &std::path::Path) -> std::path::PathBuf {
+    let repo = dir.join("someone-elses");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["-c", "user.name=o", "-c", "user.email=o@o"])
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(repo.join("a.txt"), "a").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "theirs"]);
+    std::fs::write(repo.join("draft.txt"), "not yours").unwrap();
+    repo
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_edited_by_a_collaborator_makes_its_host_stop_and_keep_only_the_run_it_recorded() {
+    let world = World::new().await;
+    world.sim.add_user(
+        "collab",
+        "collab-token",
+        thirdshift_reconciler::sim::Permission::Write,
+    );
+    // Given a Run on h2, and on that machine a process of another session and a repository with
+    // uncommitted work, neither of them the Run's
+    let issue = world.ready_issue("edited claim");
+    let mut run = start_run(&world, "h2", issue, "sleep 600").await;
+    let mut other = tokio::process::Command::new("setsid")
+        .args(["sleep", "600"])
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = other.id().unwrap();
+    let them = ProcessIdentity::of(pid).expect("the other process runs");
+    let repo = someone_elses_repository(world.dir.path());
+    // When a write collaborator edits the trusted claim comment to name them
+    let owner = world
+        .ownership(issue)
+        .owner
+        .expect("the Run owns the issue");
+    let mut forged = owner.record.clone();
+    forged.pid = pid;
+    forged.start_ticks = them.start_ticks;
+    forged.session_id = Some(pid);
+    forged.session_start_ticks = Some(them.start_ticks);
+    forged.worktree = Some(repo.display().to_string());
+    let repo_name: thirdshift_reconciler::github::Repo =
+        world.sim.repo_full_name().parse().unwrap();
+    let collab = thirdshift_reconciler::github::Client::new(
+        &world.server.url,
+        Some("collab-token".into()),
+        repo_name,
+    )
+    .unwrap();
+    collab
+        .update_comment(owner.comment_id, &forged.to_comment())
+        .await
+        .expect("a write collaborator may edit any comment");
+    // And the Run is cancelled and its host observes
+    cancel(&world, "h1", issue).await;
+    observe(&world, "h2", None).await;
+    // Then the Run the host recorded was stopped and its Claim ended cancelled
+    let status = tokio::time::timeout(Duration::from_secs(30), run.child.wait())
+        .await
+        .expect("the Run stops")
+        .unwrap();
+    assert!(!status.success());
+    let ends: Vec<Outcome> = world
+        .records(issue)
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::End(e) => Some(e.outcome),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, [Outcome::Cancelled]);
+    // And the process the edit named still runs, and the repository it named is untouched
+    assert!(
+        other.try_wait().unwrap().is_none(),
+        "the other process was signalled"
+    );
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(git(&["log", "--format=%s"]), "theirs");
+    assert_eq!(git(&["status", "--porcelain"]), "?? draft.txt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_runs_claim_edited_to_name_another_worktree_leaves_that_worktree_alone() {
+    let world = World::new().await;
+    // Given a killed Run on h2 whose trusted claim comment an edit made name someone's repository
+    let issue = world.ready_issue("edited, then killed");
+    let run = start_run(&world, "h2", issue, "sleep 600").await;
+    let repo = someone_elses_repository(world.dir.path());
+    let owner = world
+        .ownership(issue)
+        .owner
+        .expect("the Run owns the issue");
+    let mut forged = owner.record.clone();
+    forged.worktree = Some(repo.display().to_string());
+    assert!(world
+        .sim
+        .edit_comment(owner.comment_id, &forged.to_comment()));
+    run.kill_all().await;
+    // When its host observes and reconciles
+    observe_reconcile(&world, "h2").await;
+    // Then the Claim is recovered, and the repository the edit named was not committed to
+    assert!(world.ownership(issue).owner.is_none());
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["log", "--format=%s"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "theirs");
+    assert!(repo.join("draft.txt").exists());
+}

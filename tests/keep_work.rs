@@ -683,7 +683,10 @@ async fn programs_the_worktree_has_git_start_while_a_failed_run_is_kept_see_no_a
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     // Then its work is kept on origin as ever
     let log = origin_log(&origin, &format!("issue-{issue}"));
-    assert_eq!(log[..2], ["thirdshift: failed run (exit status 1)", "first-step"]);
+    assert_eq!(
+        log[..2],
+        ["thirdshift: failed run (exit status 1)", "first-step"]
+    );
     // And what git started saw no line of the App's key
     let key_lines: Vec<&str> = keys.private_pem.lines().filter(|l| l.len() > 20).collect();
     assert!(!key_lines.is_empty());

@@ -36,11 +36,12 @@ pub fn judge(claim: &ClaimRecord, current_boot_id: &str, table: &ProcessTable) -
     let pid = claim.pid;
     let (reason, how) = match table.get(pid) {
         Some(p) if p.start_ticks == claim.start_ticks => return Verdict::Alive,
-        Some(p) => (
+        Some(_) => (
             DeathReason::PidReused,
+            // The other process's start ticks stay off GitHub: a forged record could reuse them.
             format!(
-                "PID {pid} now belongs to a process started at tick {}, not the Run's tick {}",
-                p.start_ticks, claim.start_ticks
+                "PID {pid} now belongs to another process, not the Run that started at tick {}",
+                claim.start_ticks
             ),
         ),
         None => (DeathReason::PidGone, format!("no process has PID {pid}")),
@@ -217,11 +218,12 @@ mod tests {
         let t = table(vec![process(4242, 1_000, 4242, None)]);
         // when judged
         let verdict = judge(&claim(), BOOT, &t);
-        // then the owner is dead because its PID was reused; the evidence names PID and ticks
+        // then the owner is dead because its PID was reused; the evidence names the PID and the
+        // Run's ticks, never the other process's (a forged record could reuse them)
         let (reason, evidence) = dead(&verdict);
         assert_eq!(reason, DeathReason::PidReused);
         assert!(evidence.contains("4242"), "{evidence}");
-        assert!(evidence.contains("1000"), "{evidence}");
+        assert!(!evidence.contains("1000"), "{evidence}");
         assert!(evidence.contains("987654321"), "{evidence}");
     }
 

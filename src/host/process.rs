@@ -65,6 +65,13 @@ impl Stat {
     }
 }
 
+/// `pid` as a `pid_t` when a host may signal it: above 1 (`kill(0)` and `kill(-1)` reach every
+/// process of a group or of the user, 1 is init) and within range. The last guard behind the
+/// record rule (`record::field::pid`).
+pub fn signallable(pid: u32) -> Option<libc::pid_t> {
+    libc::pid_t::try_from(pid).ok().filter(|p| *p > 1)
+}
+
 /// Every live (non-zombie) process whose session id is `sid`.
 pub fn session_members(sid: u32) -> Vec<u32> {
     let Ok(dir) = fs::read_dir("/proc") else {
@@ -80,13 +87,13 @@ pub fn session_members(sid: u32) -> Vec<u32> {
 /// Sends `signal` to every process of session `sid` (its process group first, then any member
 /// that moved to another group). Returns how many processes were signalled.
 pub fn signal_session(sid: u32, signal: i32) -> usize {
-    let Ok(pgid) = libc::pid_t::try_from(sid) else {
+    let Some(pgid) = signallable(sid) else {
         return 0;
     };
     unsafe { libc::kill(-pgid, signal) };
     let members = session_members(sid);
     for pid in &members {
-        if let Ok(pid) = libc::pid_t::try_from(*pid) {
+        if let Some(pid) = signallable(*pid) {
             unsafe { libc::kill(pid, signal) };
         }
     }
@@ -96,6 +103,14 @@ pub fn signal_session(sid: u32, signal: i32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pids_0_and_1_and_out_of_range_ones_are_never_signalled() {
+        assert_eq!(signallable(0), None);
+        assert_eq!(signallable(1), None);
+        assert_eq!(signallable(u32::MAX), None);
+        assert_eq!(signallable(2), Some(2));
+    }
 
     #[test]
     fn stat_line_with_parentheses_in_the_name_parses() {

@@ -223,7 +223,7 @@ fn alive(p: ProcessIdentity) -> bool {
 
 /// Sends `sig` to `p` if it still is that process; 1 when sent, else 0.
 fn send(p: ProcessIdentity, sig: i32) -> usize {
-    let Ok(pid) = libc::pid_t::try_from(p.pid) else {
+    let Some(pid) = crate::host::process::signallable(p.pid) else {
         return 0;
     };
     if !alive(p) {

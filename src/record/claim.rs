@@ -112,6 +112,10 @@ impl ClaimRecord {
         if self.issue == 0 {
             return Err("issue must be a positive issue number".into());
         }
+        field::pid("pid", self.pid)?;
+        if let Some(sid) = self.session_id {
+            field::pid("session_id", sid)?;
+        }
         field::name("host", &self.host)?;
         field::name("stage", &self.stage)?;
         field::opt_name("harness", self.harness.as_deref())?;
@@ -207,6 +211,26 @@ pub(crate) mod tests {
         match decode(body) {
             Decoded::Record(Record::Claim(c)) => c,
             other => panic!("expected a claim record, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_claim_naming_pid_or_session_0_or_1_is_refused_by_readers_and_writers() {
+        // given claims whose process or session would make a stop reach every process
+        for (pid, session) in [(1, Some(4243)), (0, Some(4243)), (4242, Some(1))] {
+            let claim = ClaimRecord {
+                pid,
+                session_id: session,
+                ..sample_claim()
+            };
+            // then a writer refuses it and a reader refuses it, naming the field
+            let why = claim.write_refusal().expect("refused");
+            assert!(why.contains("must be above 1"), "{why}");
+            let body = encode(Kind::Claim, &claim.to_json());
+            assert!(
+                matches!(decode(&body), Decoded::Invalid(_)),
+                "{pid} {session:?}"
+            );
         }
     }
 

@@ -16,6 +16,18 @@ pub const MAX_TEXT_CHARS: usize = 4096;
 /// Log paths or URLs one claim record lists.
 pub const MAX_LOGS: usize = 8;
 
+/// A process or session id a host may signal: above 1, since `kill(0)` and `kill(-1)` reach
+/// every process of a group or of the user, and 1 is init.
+pub fn pid(field: &str, value: u32) -> Result<(), String> {
+    if value <= 1 {
+        return Err(format!(
+            "`{field}` is {value}: a process id must be above 1 (0 and 1 would reach every \
+             process of the user or init)"
+        ));
+    }
+    Ok(())
+}
+
 /// A required name: one line, not blank, at most [`MAX_NAME_CHARS`].
 pub fn name(field: &str, value: &str) -> Result<(), String> {
     one_line(field, value, MAX_NAME_CHARS)
@@ -130,6 +142,15 @@ mod tests {
         assert!(name("stage", "two\nlines")
             .unwrap_err()
             .contains("one line"));
+    }
+
+    #[test]
+    fn a_pid_of_0_or_1_is_refused() {
+        assert!(pid("pid", 2).is_ok());
+        assert!(pid("session_id", 1)
+            .unwrap_err()
+            .contains("`session_id` is 1"));
+        assert!(pid("pid", 0).is_err());
     }
 
     #[test]

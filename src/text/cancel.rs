@@ -140,6 +140,13 @@ pub fn nothing_running(issue: u64, claim_id: &str) -> String {
     )
 }
 
+pub fn not_recorded_here(issue: u64, claim_id: &str) -> String {
+    format!(
+        "  #{issue} {claim_id} cancel pending: this host has no local record of that Claim, and \
+         it signals nothing on GitHub's copy alone; `/thirdshift recover --force` ends the Claim"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,6 +43,14 @@ pub fn reason_cancelled(recover: bool) -> String {
     }
 }
 
+/// Why a worktree named on GitHub was left alone: the host has no record of the Claim.
+pub fn not_recorded_here(claim_id: &str) -> String {
+    format!(
+        "this host has no local record of claim {claim_id}: it touches no worktree on GitHub's \
+         copy alone, so the worktree named there is left as it is"
+    )
+}
+
 /// Why the Run did not salvage its worktree: processes that may still write there outlived the
 /// grace period; the work stays where it is.
 pub fn writers_left(pids: &[u32], grace_secs: u64) -> String {
