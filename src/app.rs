@@ -9,6 +9,7 @@ use crate::host::{ProcessIdentity, StateDir};
 use crate::record::Outcome;
 use crate::release::{release, Ending, Released};
 use crate::stage::{stage, StageUpdate};
+use crate::text::for_terminal;
 
 /// Runs one command; returns the process exit code.
 pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
@@ -37,12 +38,14 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 refuse_text(r, &format!("no cancel is asked on #{issue}"))?;
             }
             let ctx = Ctx::connect(&g, None).await?;
-            println!("{}", crate::cancel::cancel(&ctx, issue, reason).await?);
+            let answer = crate::cancel::cancel(&ctx, issue, reason).await?;
+            println!("{}", for_terminal(&answer));
             Ok(OK)
         }
         Command::Command { event } => {
             let ctx = Ctx::connect(&g, None).await?;
-            println!("{}", crate::commands::handle::handle(&ctx, &event).await?);
+            let line = crate::commands::handle::handle(&ctx, &event).await?;
+            println!("{}", for_terminal(&line));
             Ok(OK)
         }
         Command::Status { json, html, issue } => {
@@ -142,10 +145,10 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
     let seen = crate::observe::observe(&ctx).await?;
     print!(
         "{}",
-        crate::summary::observed(&seen.report, seen.report_written)
+        for_terminal(&crate::summary::observed(&seen.report, seen.report_written))
     );
     for carried in &seen.cancels {
-        println!("{}", carried.line());
+        println!("{}", for_terminal(&carried.line()));
     }
     if !and_reconcile {
         return Ok(OK);
@@ -155,7 +158,10 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
     // the dashboard then shows that report too (one more read, only when the report changed).
     let after = crate::observe::observe(&ctx).await?;
     if after.report_written {
-        print!("{}", crate::summary::observed(&after.report, true));
+        print!(
+            "{}",
+            for_terminal(&crate::summary::observed(&after.report, true))
+        );
         let published = crate::view::status::refresh(&ctx).await?;
         println!("{}", published.line());
     }
@@ -164,7 +170,10 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
 
 async fn reconcile_cmd(ctx: &Ctx) -> anyhow::Result<i32> {
     let pass = crate::reconcile::pass(ctx).await?;
-    print!("{}", crate::summary::pass(&pass.plan, &pass.applied));
+    print!(
+        "{}",
+        for_terminal(&crate::summary::pass(&pass.plan, &pass.applied))
+    );
     let ended = &pass.applied.ended;
     let published = crate::view::publish::publish(ctx, &pass.snapshot, &pass.plan, ended).await?;
     println!("{}", published.line());

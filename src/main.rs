@@ -32,7 +32,8 @@ fn main() {
         Ok(code) => code,
         Err(err) => {
             let code = exit::code_of(&err);
-            eprintln!("thirdshift-reconciler: {err:#}");
+            let message = thirdshift_reconciler::text::for_terminal(&format!("{err:#}"));
+            eprintln!("thirdshift-reconciler: {message}");
             code
         }
     };

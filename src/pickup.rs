@@ -119,7 +119,7 @@ pub async fn command(globals: &Globals, args: &PickupArgs) -> anyhow::Result<i32
     let state = StateDir::resolve(globals.state_dir.as_deref());
     let slots = Slots::read(&config, &host, &state)?;
     if let Some(why) = slots.skip_reason(max) {
-        println!("{why}");
+        println!("{}", crate::text::for_terminal(&why));
         return Ok(OK);
     }
     let ctx = Ctx::connect(globals, None).await?;
@@ -139,7 +139,7 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         tried: Vec::new(),
     };
     if let Some(why) = &report.skipped {
-        println!("{why}");
+        println!("{}", crate::text::for_terminal(why));
         return Ok(report);
     }
     let free = report.slots.free(max) as usize;
@@ -167,7 +167,7 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         }
         let span = tracing::info_span!("pickup", issue = n);
         let tried = attempt(ctx, n, launch).instrument(span).await?;
-        println!("{}", line(&tried));
+        println!("{}", crate::text::for_terminal(&line(&tried)));
         report.tried.push(tried);
     }
     if report.started() < free && report.failed() < MAX_FAILURES {

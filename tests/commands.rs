@@ -485,3 +485,41 @@ async fn a_command_on_the_registry_issue_whose_event_never_came_is_answered_once
         .filter(|r| matches!(r, Record::HostReport(_)));
     assert_eq!(reports.count(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_maintainers_command_edited_by_a_writer_is_not_run_with_the_maintainers_role() {
+    let world = world().await;
+    let (issue, claim_id) = silent_claim(&world);
+    // Given a maintainer's harmless command that no pass has answered yet
+    let id = say(&world, issue, ALICE, "/thirdshift status");
+    // When a writer edits it into `recover --force` (a second later, as GitHub's timestamps
+    // count seconds) through the API, as GitHub lets any write collaborator do
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let repo: thirdshift_reconciler::github::Repo = world.sim.repo_full_name().parse().unwrap();
+    let bob = thirdshift_reconciler::github::Client::new(
+        &world.server.url,
+        Some("bob-token".into()),
+        repo,
+    )
+    .unwrap();
+    bob.update_comment(id, "/thirdshift recover --force")
+        .await
+        .expect("a writer may edit any comment");
+    // And a pass handles waiting commands
+    reconcile(&world).await;
+    // Then it is answered as not run, saying why, and the Claim stands
+    let r = replies(&world, issue, id);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].0.answer, Answer::NotPermitted);
+    assert!(r[0].1.contains("edited"), "{}", r[0].1);
+    assert!(ends(&world, issue).is_empty());
+    assert_eq!(
+        world
+            .ownership(issue)
+            .owner
+            .expect("still owned")
+            .record
+            .claim_id,
+        claim_id
+    );
+}

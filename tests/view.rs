@@ -403,3 +403,33 @@ fn png_size(png: &[u8]) -> (u32, u32) {
     let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     (be(&png[16..20]), be(&png[20..24]))
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_prints_no_terminal_escape_from_a_title_or_a_forged_record() {
+    let world = World::new().await;
+    // Given a Run on an issue whose title holds terminal escapes, and a stranger's broken record
+    // holding more of them
+    let title = "fix \u{1b}]0;owned\u{7}\u{1b}[2J\rreal title";
+    let issue = world.sim.create_issue(BOT, title, "b", &[READY]);
+    let run = start_run(&world, "h1", issue, "sleep 300").await;
+    world.sim.add_comment(
+        issue,
+        STRANGER,
+        "<!-- thirdshift:v1:claim {\"claim_id\":\"\u{1b}[31mx\"} -->",
+    );
+    ok(&world, "h1", &["observe", "--reconcile"]).await;
+    // When status is printed as a table and as the issue's history
+    let table = ok(&world, "h2", &["status"]).await;
+    let history = ok(&world, "h2", &["status", "--issue", &issue.to_string()]).await;
+    // Then neither holds an escape, a bell or a carriage return, and the title still shows
+    for out in [&table, &history] {
+        let text = stdout(out);
+        assert!(!text.contains(['\u{1b}', '\u{7}', '\r']), "{text:?}");
+    }
+    assert!(
+        stdout(&history).contains("real title"),
+        "{}",
+        stdout(&history)
+    );
+    run.kill_all().await;
+}

@@ -116,6 +116,8 @@ pub async fn handle(ctx: &Ctx, path: &Path) -> anyhow::Result<String> {
                 author: c.user.login.clone(),
                 html_url: c.html_url.clone(),
                 parsed,
+                // The payload holds the comment as its author created it.
+                edited: false,
             };
             snapshot.commands.push(CommandView { pending, role });
         }

@@ -18,6 +18,10 @@ pub struct Pending {
     pub author: String,
     pub html_url: String,
     pub parsed: Parsed,
+    /// The comment was edited after it was posted. GitHub's REST API does not say by whom, and
+    /// any write collaborator may edit it, so an edited command is never run in its author's
+    /// name (docs/commands.md).
+    pub edited: bool,
 }
 
 /// Whether `login` (of user type `kind`) is a bot or the token's own identity `me`.
@@ -58,6 +62,7 @@ pub fn pending(issue: u64, comments: &[Comment], trust: &Trust, me: &str) -> Vec
                 author: c.author().to_string(),
                 html_url: c.html_url.clone(),
                 parsed,
+                edited: c.updated_at > c.created_at,
             })
         })
         .collect();
@@ -74,6 +79,7 @@ mod tests {
     use crate::record::ReplyRecord;
 
     fn comment(id: u64, login: &str, kind: &str, body: &str) -> Comment {
+        let now = chrono::Utc::now();
         Comment {
             id,
             user: Some(User {
@@ -84,8 +90,8 @@ mod tests {
             body: Some(body.into()),
             html_url: format!("https://github.com/o/r/issues/42#issuecomment-{id}"),
             issue_url: "https://api.github.com/repos/o/r/issues/42".into(),
-            created_at: chrono::Utc::now(),
-            updated_at: chrono::Utc::now(),
+            created_at: now,
+            updated_at: now,
         }
     }
 

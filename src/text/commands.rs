@@ -130,6 +130,14 @@ pub fn not_permitted(author: &str, role: Role, needed: Role, what: &str) -> Stri
     )
 }
 
+pub fn edited(author: &str) -> String {
+    format!(
+        "This command was edited after @{author} posted it. GitHub does not say who edited it, \
+         and anyone with write access may edit any comment, so an edited command is not run. \
+         Nothing was changed; post the command again as a new comment."
+    )
+}
+
 pub fn invalid(e: &ParseError) -> String {
     format!("{}\n\n{}", parse_error(e), help())
 }

@@ -341,6 +341,19 @@ fn one_line(value: &str) -> String {
     value.replace(['\r', '\n'], " ")
 }
 
+/// `text` safe to print on a terminal: every control character but line breaks and tabs (an
+/// escape sequence in an issue title or a forged record, a carriage return that hides a line)
+/// shown as `\u{fffd}`. Every line the CLI prints goes through it.
+pub fn for_terminal(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c,
+            c if c.is_control() => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,7 +54,8 @@ pub async fn status(ctx: &Ctx, req: &StatusRequest) -> anyhow::Result<i32> {
             }
             .into());
         };
-        print!("{}", super::history::render(issue, &plan, now));
+        let text = super::history::render(issue, &plan, now);
+        print!("{}", crate::text::for_terminal(&text));
         return Ok(OK);
     }
     let repository = ctx.client.repo().to_string();

@@ -97,6 +97,10 @@ impl Cx<'_> {
         s: &mut Steps,
         findings: &mut Vec<Finding>,
     ) -> Reply {
+        if cmd.pending.edited {
+            let detail = text::edited(&cmd.pending.author);
+            return Reply::new(Answer::NotPermitted, None, detail);
+        }
         let needed = self.config.commands.permission;
         if cmd.role < needed {
             let detail = text::not_permitted(&cmd.pending.author, cmd.role, needed, "A command");

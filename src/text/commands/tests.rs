@@ -14,6 +14,7 @@ fn pending(body: &str) -> Pending {
         author: "alice".into(),
         html_url: "https://github.com/acme/widgets/issues/42#issuecomment-5000000123".into(),
         parsed: parse(body),
+        edited: false,
     }
 }
 
@@ -43,6 +44,7 @@ fn every_reply_of_the_commands() {
     let silent = "host build-01 has not reported on claim c-0123456789abcdef since it was taken";
     let cases = [
         (Answer::NotPermitted, not_permitted("alice", Role::Write, Role::Maintain, "`recover --force`")),
+        (Answer::NotPermitted, edited("alice")),
         (Answer::Recovered, recovered("host build-01 reports the Run dead (PID gone): …; the issue goes to ready-for-agent")),
         (Answer::Forced, forced("@alice forced …; the issue goes to ready-for-human", "alice")),
         (Answer::Refused, refused_alive(evidence)),

@@ -18,6 +18,7 @@ fn cmd(n: u64, id: u64, author: &str, role: Role, body: &str) -> CommandView {
                 BASE + id
             ),
             parsed: parse(body),
+            edited: false,
         },
         role,
     }
