@@ -84,7 +84,7 @@ fn refuse_text(reason: &str, what: &str) -> Result<(), Exit> {
 
 /// Connects for a command that acts on a Claim this host recorded locally.
 async fn connect_for_claim(g: &Globals, claim_id: &str) -> anyhow::Result<Ctx> {
-    let local = StateDir::resolve(g.state_dir.as_deref()).load(claim_id)?;
+    let local = StateDir::resolve(g.state_dir.as_deref())?.load(claim_id)?;
     Ctx::connect(g, Some((&local.repo, &local.api_url))).await
 }
 

@@ -62,7 +62,7 @@ impl Ctx {
             .context("finding out who the credentials belong to")?
             .login;
         let trust = Trust::new(config.trusted_authors.iter().cloned().chain([me.clone()]));
-        let state = StateDir::resolve(globals.state_dir.as_deref());
+        let state = StateDir::resolve(globals.state_dir.as_deref())?;
         let cache = match (&globals.cache, globals.no_cache) {
             (_, true) => None,
             (Some(path), false) => Some(path.clone()),

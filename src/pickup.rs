@@ -116,7 +116,7 @@ pub async fn command(globals: &Globals, args: &PickupArgs) -> anyhow::Result<i32
     launch.harness.clone_from(&args.harness);
     let config = Config::load(globals.config.as_deref())?;
     let host = HostIdentity::detect(globals.host.as_deref());
-    let state = StateDir::resolve(globals.state_dir.as_deref());
+    let state = StateDir::resolve(globals.state_dir.as_deref())?;
     let slots = Slots::read(&config, &host, &state)?;
     if let Some(why) = slots.skip_reason(max) {
         println!("{}", crate::text::for_terminal(&why));
@@ -222,13 +222,15 @@ struct HostLock {
 impl HostLock {
     async fn acquire(state: &StateDir) -> anyhow::Result<HostLock> {
         use std::os::fd::AsRawFd as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
         let root = state.root();
-        std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+        crate::host::private::dir(root).with_context(|| format!("creating {}", root.display()))?;
         let path = root.join("pickup.lock");
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .mode(crate::host::private::FILE_MODE)
             .open(&path)
             .with_context(|| format!("opening {}", path.display()))?;
         let mut told = false;
@@ -329,7 +331,7 @@ mod tests {
     #[test]
     fn pickups_on_one_host_take_turns() {
         let dir = tempfile::tempdir().unwrap();
-        let state = StateDir::resolve(Some(dir.path()));
+        let state = StateDir::resolve(Some(dir.path())).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()

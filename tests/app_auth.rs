@@ -80,9 +80,19 @@ async fn a_claim_made_as_the_app_is_written_by_its_bot_wins_and_is_recognised_as
     // And the bot's claim owns the issue for a reader trusting the bot
     let owner = world.ownership_trusting(issue, BOT_LOGIN).owner;
     assert_eq!(owner.map(|o| o.record.claim_id), Some(claim_id.clone()));
-    // And one token exchange was made; no request used GET /user
+    // And one token exchange was made, for this repository only and the permissions the tool
+    // uses; no request used GET /user
     assert_eq!(world.sim.count("POST", TOKENS_ROUTE), 1);
     assert_eq!(world.sim.count("GET", "/user"), 0);
+    let name = world.sim.repo_full_name();
+    let name = name.split('/').nth(1).unwrap();
+    let asked = &world.sim.token_requests()[0];
+    assert_eq!(asked["repositories"], serde_json::json!([name]), "{asked}");
+    assert_eq!(
+        asked["permissions"],
+        serde_json::json!({"issues": "write", "contents": "read", "pull_requests": "read",
+            "metadata": "read"})
+    );
 
     // When the same App, its key given as PEM text, releases the Claim
     let out = app_cli(&world, "h1", &keys.private_pem)

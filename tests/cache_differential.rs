@@ -80,7 +80,7 @@ fn ctx(fleet: &Fleet, cache: Option<std::path::PathBuf>) -> Ctx {
             machine_id: "m-reconciler".into(),
             boot_id: "b-reconciler".into(),
         },
-        state: StateDir::resolve(Some(&fleet.state_dir())),
+        state: StateDir::resolve(Some(&fleet.state_dir())).unwrap(),
         cache,
     }
 }

@@ -67,7 +67,7 @@ fn watch(dirs: Vec<(String, PathBuf)>, capacity: usize, stop: Arc<AtomicBool>) -
         let table = ProcessTable::read().expect("process table");
         let mut holders = BTreeMap::<u64, Vec<String>>::new();
         for (host, dir) in &dirs {
-            let live = live_claims(&StateDir::resolve(Some(dir)), &table, &boot);
+            let live = live_claims(&StateDir::resolve(Some(dir)).unwrap(), &table, &boot);
             let most = seen.most.entry(host.clone()).or_default();
             *most = (*most).max(live.len());
             if live.len() > capacity {

@@ -307,3 +307,98 @@ async fn an_app_private_key_and_its_tokens_never_appear_in_output_records_or_sta
     secrets.extend(key_secrets(&wrong));
     written.assert_free_of(&secrets);
 }
+
+/// Paths with their permission bits.
+type Modes = Vec<(PathBuf, u32)>;
+
+/// Every folder under `root` (itself included) with its mode, and every file with its mode.
+fn modes(root: &Path) -> (Modes, Modes) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (mut dirs, mut files) = (Vec::new(), Vec::new());
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        dirs.push((dir.clone(), mode));
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+                files.push((path, mode));
+            }
+        }
+    }
+    (dirs, files)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_cache_and_log_files_are_the_users_only_whatever_the_umask() {
+    let world = World::new().await;
+    let issue = world.ready_issue("private state");
+    let config = config(&world, &[("h1", 2)]);
+    // Given an umask that lets everyone read, and a state folder that exists open to everyone
+    let state = world.state_dir("h1");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    // When a pickup starts a Run that reports a stage and ends, and the host passes
+    let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
+    let script = format!("'{bin}' stage working --log /var/log/x");
+    let mut cmd = pickup(&world, "h1", &config, &[], &script);
+    // SAFETY: umask(2) in the child before exec is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::umask(0o022);
+            Ok(())
+        });
+    }
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for _ in 0..500 {
+        if world.ownership(issue).ended.len() == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(world.ownership(issue).ended.len(), 1, "the Run ended");
+    observe_reconcile(&world, "h1").await;
+    // Then every folder in the state folder is 0700 and every file 0600: claims, cache, logs
+    let (dirs, files) = modes(&state);
+    let names: Vec<String> = files
+        .iter()
+        .map(|(p, _)| p.strip_prefix(&state).unwrap().display().to_string())
+        .collect();
+    for part in ["claims/", "cache/", "logs/"] {
+        assert!(
+            names.iter().any(|n| n.starts_with(part)),
+            "{part} in {names:?}"
+        );
+    }
+    assert!(dirs.iter().all(|(_, m)| *m == 0o700), "{dirs:?}");
+    assert!(files.iter().all(|(_, m)| *m == 0o600), "{files:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_home_and_no_state_folder_a_command_says_so_and_writes_nothing() {
+    let world = World::new().await;
+    let issue = world.ready_issue("no home");
+    // Given no HOME, no XDG_STATE_HOME and no --state-dir
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_thirdshift-reconciler"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GITHUB_TOKEN", BOT_TOKEN)
+        .args([
+            "--repo",
+            &world.sim.repo_full_name(),
+            "--api-url",
+            &world.server.url,
+        ])
+        .args(["claim", "--issue", &issue.to_string()])
+        .output()
+        .await
+        .unwrap();
+    // Then the claim is refused with a message naming the fix, and nothing is on the issue
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--state-dir"), "{}", stderr(&out));
+    assert!(world.sim.comments(issue).is_empty());
+}

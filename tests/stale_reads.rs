@@ -281,7 +281,12 @@ fn all_runs_ended(world: &World, hosts: &[&str]) -> bool {
     let table = ProcessTable::read().expect("process table");
     let boot = boot_id().unwrap_or_default();
     hosts.iter().all(|h| {
-        live_claims(&StateDir::resolve(Some(&world.state_dir(h))), &table, &boot).is_empty()
+        live_claims(
+            &StateDir::resolve(Some(&world.state_dir(h))).unwrap(),
+            &table,
+            &boot,
+        )
+        .is_empty()
     })
 }
 

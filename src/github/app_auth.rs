@@ -147,7 +147,8 @@ impl Client {
             "{}/app/installations/{installation}/access_tokens",
             self.api_url
         );
-        let resp = self.send_as_app(Method::POST, &url).await?;
+        let scope = token_scope(&self.repo.name);
+        let resp = self.send_as_app(Method::POST, &url, Some(&scope)).await?;
         let reply: TokenReply = self.decode(&Method::POST, &url, &resp)?;
         let token = bearer(&reply.token).ok_or_else(|| {
             self.app_error("GitHub sent an installation token that is not a valid header value")
@@ -175,7 +176,7 @@ impl Client {
             return Ok(None);
         }
         let url = format!("{}/app", self.api_url);
-        let resp = self.send_as_app(Method::GET, &url).await?;
+        let resp = self.send_as_app(Method::GET, &url, None).await?;
         let app: Identified = self.decode(&Method::GET, &url, &resp)?;
         let slug = app
             .slug
@@ -190,7 +191,7 @@ impl Client {
     /// The App's installation on this client's repository.
     async fn find_installation(&self) -> GhResult<u64> {
         let url = self.repo_url("/installation");
-        match self.send_as_app(Method::GET, &url).await {
+        match self.send_as_app(Method::GET, &url, None).await {
             Ok(resp) => Ok(self.decode::<Identified>(&Method::GET, &url, &resp)?.id),
             Err(GithubError::NotFound { .. }) => Err(self.app_error(&format!(
                 "the GitHub App is not installed on {} (or cannot see it): install it there, or \
@@ -202,7 +203,12 @@ impl Client {
     }
 
     /// One request authenticated with a new App JWT (App endpoints take nothing else).
-    async fn send_as_app(&self, method: Method, url: &str) -> GhResult<Response> {
+    async fn send_as_app(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+    ) -> GhResult<Response> {
         let app = self
             .app
             .as_ref()
@@ -211,8 +217,7 @@ impl Client {
             .map_err(|e| self.app_error(&e))?;
         let header = bearer(&jwt)
             .ok_or_else(|| self.app_error("the signed JWT is not a valid header value"))?;
-        let body = (method == Method::POST).then(|| serde_json::json!({}));
-        self.send_with(method, url, body.as_ref(), Retry::Safe, Some(header))
+        self.send_with(method, url, body, Retry::Safe, Some(header))
             .await
     }
 
@@ -222,6 +227,21 @@ impl Client {
             detail: detail.to_string(),
         }
     }
+}
+
+/// What an installation token is asked for: this repository only, with the permissions the tool
+/// uses (issues and their comments, labels and reactions: write; branches, pull requests and the
+/// collaborator-permission check: read), never the whole installation.
+fn token_scope(repo_name: &str) -> serde_json::Value {
+    serde_json::json!({
+        "repositories": [repo_name],
+        "permissions": {
+            "issues": "write",
+            "contents": "read",
+            "pull_requests": "read",
+            "metadata": "read",
+        },
+    })
 }
 
 #[cfg(test)]

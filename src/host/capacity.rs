@@ -142,7 +142,7 @@ mod tests {
         // given records in two repositories: live active, live posting, live but lost, live but
         // ended, and active with a dead owner
         let dir = tempfile::tempdir().unwrap();
-        let state = StateDir::resolve(Some(dir.path()));
+        let state = StateDir::resolve(Some(dir.path())).unwrap();
         for c in [
             local("c-a", 10, LocalStatus::Active, "o/one"),
             local("c-b", 11, LocalStatus::Posting, "o/two"),

@@ -2,12 +2,13 @@
 //! survives PID reuse, session membership, signals) and the local folder of Claims it took.
 //! `table.rs` snapshots the process table, `liveness.rs` judges a Claim from it, `capacity.rs`
 //! says how many Runs this host may carry and how many it carries now, `stop.rs` stops a
-//! cancelled Run (TERM, grace, KILL) and `salvage.rs` keeps a stopped Run's work (commit and push,
-//! never reset or force). Nothing here talks to GitHub.
+//! cancelled Run (TERM, grace, KILL), `salvage.rs` keeps a stopped Run's work (commit and push,
+//! never reset or force) and `private.rs` makes the state folder's files the user's only. Nothing here talks to GitHub.
 
 pub mod capacity;
 pub mod identity;
 pub mod liveness;
+pub mod private;
 pub mod process;
 pub mod salvage;
 pub mod state;

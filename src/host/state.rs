@@ -48,16 +48,30 @@ pub struct StateDir {
 }
 
 impl StateDir {
-    /// The folder given, or `$XDG_STATE_HOME/thirdshift`, or `~/.local/state/thirdshift`.
-    pub fn resolve(explicit: Option<&Path>) -> StateDir {
-        let root = explicit.map(Path::to_path_buf).unwrap_or_else(|| {
-            let base = std::env::var_os("XDG_STATE_HOME")
+    /// The folder given, or `$XDG_STATE_HOME/thirdshift`, or `~/.local/state/thirdshift`; an
+    /// error when none is known (never a shared folder such as `/tmp`).
+    pub fn resolve(explicit: Option<&Path>) -> anyhow::Result<StateDir> {
+        let base = || {
+            let home = || {
+                std::env::var_os("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(|h| PathBuf::from(h).join(".local/state"))
+            };
+            std::env::var_os("XDG_STATE_HOME")
+                .filter(|x| !x.is_empty())
                 .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-                .unwrap_or_else(|| PathBuf::from("/tmp"));
-            base.join("thirdshift")
-        });
-        StateDir { root }
+                .or_else(home)
+                .map(|b| b.join("thirdshift"))
+        };
+        match explicit.map(Path::to_path_buf).or_else(base) {
+            Some(root) => Ok(StateDir { root }),
+            None => Err(crate::exit::Exit::usage(
+                "no state folder: HOME and XDG_STATE_HOME are unset; set --state-dir or \
+                 THIRDSHIFT_STATE_DIR to a folder of this user's (a shared one such as /tmp is \
+                 never used)",
+            )
+            .into()),
+        }
     }
 
     /// The folder itself.
@@ -73,7 +87,8 @@ impl StateDir {
     pub fn save(&self, claim: &LocalClaim) -> anyhow::Result<()> {
         let path = self.path(&claim.record.claim_id);
         let dir = path.parent().expect("claims folder");
-        fs::create_dir_all(dir)
+        super::private::dir(&self.root)
+            .and_then(|()| super::private::dir(dir))
             .with_context(|| format!("creating the state folder {}", dir.display()))?;
         // A name of its own per writer: a Run and its CMD's `stage` may save the same Claim at
         // once, and a shared temporary file would be renamed away under one of them.
@@ -81,7 +96,7 @@ impl StateDir {
         let tmp = path.with_extension(format!("json.{}.{seq}.tmp", std::process::id()));
         let text = serde_json::to_vec_pretty(claim)?;
         let mut file =
-            fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
+            super::private::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
         file.write_all(&text)?;
         file.sync_all()?;
         fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
@@ -142,7 +157,7 @@ mod tests {
     fn writers_saving_one_claim_at_once_never_fail() {
         // Given a Claim recorded in a state folder
         let dir = tempfile::tempdir().expect("temp dir");
-        let state = StateDir::resolve(Some(dir.path()));
+        let state = StateDir::resolve(Some(dir.path())).unwrap();
         let claim = LocalClaim {
             repo: "acme/widgets".into(),
             api_url: "http://127.0.0.1".into(),

@@ -102,11 +102,8 @@ fn log_path(root: &Path, n: u64, at: DateTime<Utc>) -> PathBuf {
 /// a new session, stdin from /dev/null, output appended to `log`, without `RUNNER_TRACKING_ID`.
 fn spawn(ctx: &Ctx, n: u64, launch: &Launch, log: &Path) -> anyhow::Result<Child> {
     let dir = log.parent().expect("logs folder");
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
+    crate::host::private::dir(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let out = crate::host::private::append(log)
         .with_context(|| format!("opening the Run's log {}", log.display()))?;
     let mut command = std::process::Command::new(&launch.exe);
     command

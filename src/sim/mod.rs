@@ -192,6 +192,11 @@ impl Sim {
         Ok(st.add_app(app.id, &app.slug, &app.name, key, app.permission))
     }
 
+    /// The bodies of every installation-token request so far (repositories, permissions).
+    pub fn token_requests(&self) -> Vec<serde_json::Value> {
+        self.lock().token_requests.clone()
+    }
+
     /// How long installation tokens made from now on live (default one hour, as on GitHub);
     /// a request with an expired one is 401 `Bad credentials`.
     pub fn set_installation_token_lifetime(&self, lifetime: std::time::Duration) {

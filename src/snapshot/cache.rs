@@ -138,12 +138,12 @@ impl Cache {
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
         use anyhow::Context as _;
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
+            crate::host::private::dir(dir)
                 .with_context(|| format!("creating the cache folder {}", dir.display()))?;
         }
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         let text = serde_json::to_vec(self).context("encoding the cache")?;
-        std::fs::write(&tmp, text)
+        crate::host::private::write(&tmp, &text)
             .with_context(|| format!("writing the cache {}", tmp.display()))?;
         std::fs::rename(&tmp, path)
             .with_context(|| format!("replacing the cache {}", path.display()))

@@ -60,26 +60,77 @@ pub(crate) async fn get_installation(
     ))
 }
 
-/// `POST /app/installations/{installation_id}/access_tokens`: a new token for the bot user.
+/// `POST /app/installations/{installation_id}/access_tokens`: a new token for the bot user,
+/// scoped as asked: `repositories` must name this repository, `permissions` may ask for no more
+/// than the installation has (GitHub answers 422 otherwise). The request is kept for tests.
 pub(crate) async fn create_token(
     State(sim): State<Sim>,
     ctx: Ctx,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    parse_body(&body)?;
+    let request = parse_body(&body)?;
     let mut st = sim.lock();
     let app = calling_app(&st, &ctx)?;
     if ctx.number("installation_id")? != app.installation_id {
         return Err(ApiError::not_found());
     }
+    check_repositories(&request, &st.config.name)?;
+    let granted = permissions(app.permission);
+    let asked = scoped_permissions(&request, &granted)?;
+    st.token_requests.push(request);
     let (token, expires_at) = st.issue_installation_token(&app);
     let body = json!({
         "token": token,
         "expires_at": ts(expires_at),
-        "permissions": permissions(app.permission),
+        "permissions": asked,
         "repository_selection": "selected",
     });
     Ok(json_response(StatusCode::CREATED, &body))
+}
+
+/// 422 unless `repositories`, when given, is a list of names that holds only this repository.
+fn check_repositories(request: &Value, name: &str) -> Result<(), ApiError> {
+    let Some(repos) = request.get("repositories") else {
+        return Ok(());
+    };
+    let names = repos.as_array().ok_or_else(|| {
+        ApiError::invalid_type("repositories", repos, "an array of repository names")
+    })?;
+    if names.iter().all(|n| n.as_str() == Some(name)) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "There is at least one repository that does not exist or is not accessible to the \
+             parent installation.",
+        ))
+    }
+}
+
+/// The permissions a token gets: those asked for, each within what the installation has.
+fn scoped_permissions(request: &Value, granted: &Value) -> Result<Value, ApiError> {
+    let Some(asked) = request.get("permissions") else {
+        return Ok(granted.clone());
+    };
+    let asked_map = asked
+        .as_object()
+        .ok_or_else(|| ApiError::invalid_type("permissions", asked, "an object"))?;
+    let level = |v: Option<&Value>| match v.and_then(Value::as_str) {
+        Some("write") => 2,
+        Some("read") => 1,
+        _ => 0,
+    };
+    let within = asked_map
+        .iter()
+        .all(|(k, v)| level(Some(v)) > 0 && level(Some(v)) <= level(granted.get(k)));
+    if within {
+        Ok(asked.clone())
+    } else {
+        Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "The permissions requested are not granted to this installation.",
+        ))
+    }
 }
 
 /// The installation's permissions on the repository, from its bot user's role.

@@ -176,6 +176,8 @@ pub(crate) struct State {
     pub apps: Vec<App>,
     pub installation_tokens: HashMap<String, apps::InstallationToken>,
     pub installation_token_lifetime: chrono::Duration,
+    /// The bodies of `POST .../access_tokens` requests, in order.
+    pub token_requests: Vec<serde_json::Value>,
 }
 
 impl State {
@@ -207,6 +209,7 @@ impl State {
             apps: Vec::new(),
             installation_tokens: HashMap::new(),
             installation_token_lifetime: apps::default_token_lifetime(),
+            token_requests: Vec::new(),
         }
     }
 
