@@ -5,6 +5,10 @@ use clap::Parser as _;
 use thirdshift_reconciler::{app, cli, cli::Cli, exit};
 
 fn main() {
+    // First, while this is the only thread: no process of the user can read our memory or
+    // /proc environment, and no child inherits a credential unless handed it.
+    thirdshift_reconciler::host::process::not_dumpable();
+    thirdshift_reconciler::github::take_from_env();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() && cli::is_run(std::env::args().skip(1)) => {

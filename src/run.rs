@@ -17,7 +17,7 @@ use crate::broker;
 use crate::claim::{take, ClaimRequest, Held, STAGE_RUNNING};
 use crate::context::Ctx;
 use crate::exit;
-use crate::github::{APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR};
+use crate::github::{APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR, TOKEN_VARS};
 use crate::host::process::{session_members, signal_session};
 use crate::host::ProcessIdentity;
 use crate::record::Outcome;
@@ -119,6 +119,7 @@ fn spawn(ctx: &Ctx, held: &Held, cmd: &[String]) -> anyhow::Result<tokio::proces
         .env_remove(APP_ID_VAR)
         .env_remove(APP_KEY_VAR)
         .env_remove(INSTALLATION_ID_VAR)
+        .envs(crate::github::taken(&TOKEN_VARS))
         .env(broker::BROKER_VAR, &dir)
         .env(broker::RUN_VAR, format!("{}:{}", me.pid, me.start_ticks))
         .env("THIRDSHIFT_CLAIM_ID", &held.record.claim_id)

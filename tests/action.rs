@@ -262,3 +262,35 @@ async fn command_step_handles_a_recover_comment_from_its_event_file_and_runs_non
     // And no part of the comment ran as a shell command
     assert!(!trap.exists(), "the comment's text ran in a shell");
 }
+
+#[test]
+fn the_actions_binary_lives_in_the_jobs_temp_folder_never_under_the_runners_home() {
+    // Given a runner's home, where an agent on a self-hosted host could plant a program between
+    // jobs, and the job's RUNNER_TEMP, which the runner empties before every job
+    let dir = tempfile::tempdir().unwrap();
+    let (home, temp, output) = (
+        dir.path().join("home"),
+        dir.path().join("temp"),
+        dir.path().join("output"),
+    );
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&temp).unwrap();
+    // When the Action's first step names the binary's folder
+    let root = env!("CARGO_MANIFEST_DIR");
+    let status = std::process::Command::new("bash")
+        .arg(Path::new(root).join("scripts/action/key.sh"))
+        .env("GITHUB_ACTION_PATH", root)
+        .env("GITHUB_OUTPUT", &output)
+        .env("HOME", &home)
+        .env("RUNNER_TEMP", &temp)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Then the binary is looked for in the job's temp folder, not under the home
+    let out = std::fs::read_to_string(&output).unwrap();
+    let folder = out
+        .lines()
+        .find_map(|l| l.strip_prefix("dir="))
+        .expect("a dir output");
+    assert!(Path::new(folder).starts_with(&temp), "{folder}");
+}

@@ -408,3 +408,96 @@ async fn a_runs_command_gets_none_of_the_apps_credentials_and_its_stage_is_still
     }
     no_secret_in(&env, &keys);
 }
+
+/// Who the next test runs its Run as: `nobody` when the tests run as root (root reads any
+/// process's memory), else the current user, already unprivileged.
+fn unprivileged() -> (u32, u32) {
+    // SAFETY: getuid/getgid only read this process's ids.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    if uid == 0 {
+        (65_534, 65_534)
+    } else {
+        (uid, gid)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_running_as_its_runs_user_cannot_read_the_runs_key_from_any_of_our_processes() {
+    use std::os::unix::fs::{chown, PermissionsExt as _};
+    let (world, keys) = world_with_app("guarded").await;
+    let issue = world.ready_issue("guarded run");
+    let (uid, gid) = unprivileged();
+    // Given a folder that user may use, with a copy of the binary it may run
+    let dir = tempfile::Builder::new()
+        .prefix("thirdshift-unprivileged")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let bin = dir.path().join("thirdshift-reconciler");
+    std::fs::copy(env!("CARGO_BIN_EXE_thirdshift-reconciler"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    chown(&state, Some(uid), Some(gid)).unwrap();
+    // And a Run as that user, holding the App's key as PEM text, whose command (as that user
+    // too) tries to read every environment and command line in /proc, its Run's first
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    chown(&out, Some(uid), Some(gid)).unwrap();
+    let script = format!(
+        "run=${{THIRDSHIFT_RUN%%:*}}; \
+         if cat /proc/$run/environ >/dev/null 2>&1; then echo readable; else echo refused; fi \
+           > '{o}/run-environ'; \
+         for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat \"$f\" 2>/dev/null; echo; \
+           done | tr '\\0' '\\n' > '{o}/seen'; \
+         '{b}' stage working",
+        o = out.display(),
+        b = bin.display()
+    );
+    let run = tokio::process::Command::new(&bin)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("THIRDSHIFT_APP_ID", APP_ID.to_string())
+        .env("THIRDSHIFT_APP_KEY", &keys.private_pem)
+        .env("THIRDSHIFT_RETRY_BASE_MS", "5")
+        .args([
+            "--repo",
+            &world.sim.repo_full_name(),
+            "--api-url",
+            &world.server.url,
+        ])
+        .args(["--host", "h1", "--state-dir", state.to_str().unwrap()])
+        .args([
+            "run",
+            "--issue",
+            &issue.to_string(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .uid(uid)
+        .gid(gid)
+        .output()
+        .await
+        .unwrap();
+    // Then the Run still worked: its stage is recorded and it ended done
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let own = world.ownership_trusting(issue, BOT_LOGIN);
+    let (claim, end) = own.ended.first().expect("the Claim ended");
+    assert_eq!(claim.record.stage, "working");
+    assert_eq!(end.record.outcome.as_str(), "done");
+    // And its command could not read the Run's environment, nor find the key anywhere in /proc
+    let read = std::fs::read_to_string(out.join("run-environ")).unwrap();
+    assert_eq!(read.trim(), "refused");
+    let seen = std::fs::read_to_string(out.join("seen")).unwrap();
+    assert!(
+        seen.contains("PATH="),
+        "the command read some environments: {seen}"
+    );
+    no_secret_in(&seen, &keys);
+    assert!(
+        !seen.contains("THIRDSHIFT_APP_KEY"),
+        "the key's variable was readable"
+    );
+}

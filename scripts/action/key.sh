@@ -2,12 +2,14 @@
 # Step 1 of the Action: names the cache of this version of the binary. The key hashes the
 # sources the binary is built from (an Action is downloaded without .git, so there is no commit
 # to name), the runner's OS and architecture. Writes `key` and `dir` to $GITHUB_OUTPUT.
-# It builds nothing and reads no event data.
+# The binary lives in the job's RUNNER_TEMP, which the runner empties before every job: a binary
+# there was restored or built by this job, never planted between jobs by an agent on a
+# self-hosted host (as one under $HOME could be). It builds nothing and reads no event data.
 set -euo pipefail
 src="$GITHUB_ACTION_PATH"
 hash=$(cd "$src" && find Cargo.toml Cargo.lock src -type f -print0 | LC_ALL=C sort -z |
   xargs -0 sha256sum | sha256sum | cut -c1-16)
-dir="$HOME/.cache/thirdshift-reconciler/$hash"
+dir="${RUNNER_TEMP:?RUNNER_TEMP is set by every GitHub runner}/thirdshift-reconciler/$hash"
 {
   echo "key=thirdshift-reconciler-${RUNNER_OS:-Linux}-${RUNNER_ARCH:-X64}-$hash"
   echo "dir=$dir"

@@ -14,6 +14,48 @@ pub const APP_ID_VAR: &str = "THIRDSHIFT_APP_ID";
 pub const APP_KEY_VAR: &str = "THIRDSHIFT_APP_KEY";
 pub const INSTALLATION_ID_VAR: &str = "THIRDSHIFT_INSTALLATION_ID";
 pub const TOKEN_VARS: [&str; 2] = ["GITHUB_TOKEN", "GH_TOKEN"];
+/// Every variable that holds or names a credential.
+pub const CREDENTIAL_VARS: [&str; 5] = [
+    APP_ID_VAR,
+    APP_KEY_VAR,
+    INSTALLATION_ID_VAR,
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+];
+
+/// The credential variables [`take_from_env`] moved out of the environment.
+static TAKEN: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+
+/// Moves every credential variable out of this process's environment into its memory, so no
+/// child inherits one unless it is handed it ([`taken`]). The binary calls it first thing, while
+/// it has a single thread (changing the environment is only sound then).
+pub fn take_from_env() {
+    let vars = CREDENTIAL_VARS
+        .iter()
+        .filter_map(|name| std::env::var(name).ok().map(|v| (name.to_string(), v)))
+        .collect();
+    for name in CREDENTIAL_VARS {
+        std::env::remove_var(name);
+    }
+    let _ = TAKEN.set(vars);
+}
+
+/// A credential variable as this process was started with it.
+fn credential_var(name: &str) -> Option<String> {
+    match TAKEN.get() {
+        Some(vars) => vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
+        None => std::env::var(name).ok(),
+    }
+}
+
+/// The credential variables among `names` this process was started with, to hand to a child
+/// that needs them (a Run that `pickup` starts; a Run's command gets the token only).
+pub fn taken(names: &[&str]) -> Vec<(String, String)> {
+    names
+        .iter()
+        .filter_map(|name| credential_var(name).map(|v| (name.to_string(), v)))
+        .collect()
+}
 
 /// How the client authenticates.
 pub enum Credentials {
@@ -44,7 +86,7 @@ impl fmt::Debug for Credentials {
 impl Credentials {
     /// The credentials the environment names, or `None` when it names none.
     pub fn from_env() -> anyhow::Result<Option<Credentials>> {
-        Credentials::from_vars(|name| std::env::var(name).ok())
+        Credentials::from_vars(credential_var)
     }
 
     /// [`Credentials::from_env`] over any source of variables (empty values count as unset).

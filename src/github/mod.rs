@@ -20,7 +20,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use app_auth::{app_jwt, AppClaims, JWT_BACKDATE_SECS, JWT_MAX_LIFETIME_SECS};
-pub use auth::{AppCredentials, Credentials, APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR};
+pub use auth::{
+    take_from_env, taken, AppCredentials, Credentials, APP_ID_VAR, APP_KEY_VAR, CREDENTIAL_VARS,
+    INSTALLATION_ID_VAR, TOKEN_VARS,
+};
 pub use conditional::PageCache;
 pub use error::{GhResult, GithubError};
 pub use models::{Comment, Issue, Label, User};

@@ -72,6 +72,21 @@ pub fn signallable(pid: u32) -> Option<libc::pid_t> {
     libc::pid_t::try_from(pid).ok().filter(|p| *p > 1)
 }
 
+/// Makes this process not dumpable (`PR_SET_DUMPABLE` 0): its `/proc/PID/environ`, `mem` and
+/// `cmdline` are then root's, and no process of the same user can ptrace it, so a Run's command
+/// cannot read the credentials its Run holds. A child that execs another program is dumpable
+/// again, as the kernel resets it.
+pub fn not_dumpable() {
+    // SAFETY: prctl(PR_SET_DUMPABLE, 0) changes only this process's dumpable flag.
+    let rc = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    if rc != 0 {
+        tracing::warn!(
+            "could not make this process undumpable: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
 /// Every live (non-zombie) process whose session id is `sid`.
 pub fn session_members(sid: u32) -> Vec<u32> {
     let Ok(dir) = fs::read_dir("/proc") else {

@@ -131,7 +131,8 @@ fn spawn(ctx: &Ctx, n: u64, launch: &Launch, log: &Path) -> anyhow::Result<Child
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
         .stderr(out)
-        .env_remove("RUNNER_TRACKING_ID");
+        .env_remove("RUNNER_TRACKING_ID")
+        .envs(crate::github::taken(&crate::github::CREDENTIAL_VARS));
     // SAFETY: setsid is async-signal-safe; the Run leads a new session, so no terminal hang-up,
     // no signal to this process group and no job cleanup that follows this process reaches it.
     unsafe {

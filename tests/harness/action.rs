@@ -37,7 +37,7 @@ impl ActionRun {
     }
 }
 
-/// A runner for the Action: its home (where the binary cache lives), workspace and temp folder.
+/// A runner for the Action: its home, workspace and temp folder (where the binary is restored).
 pub struct Runner<'w> {
     pub world: &'w World,
     pub home: PathBuf,
@@ -129,8 +129,9 @@ impl<'w> Runner<'w> {
         );
         let dir = PathBuf::from(evaluate(step["with"]["path"].as_str().expect("path"), ctx));
         assert!(
-            dir.starts_with(&self.home),
-            "the cache lives under the runner's home: {}",
+            dir.starts_with(self.temp()),
+            "the binary is restored into the job's RUNNER_TEMP, never a folder an agent could \
+             write between jobs: {}",
             dir.display()
         );
         std::fs::create_dir_all(&dir).expect("cache folder");
