@@ -216,18 +216,23 @@ async fn comments_hidden_by_stale_lists_from_a_cached_pass_are_seen_once_lists_c
             stale_list_reads: Some(window),
             ..Default::default()
         });
+        let mut hidden = 0;
         for pass in 0..4 {
             // when things change and cached passes read while some of it is still hidden
             for _ in 0..1 + rng.below(4) {
                 change(&mut fleet, &mut rng);
             }
+            let before = fleet.sim.fault_counts().hidden_comments;
             incremental::read(&cached, &[], &path)
                 .await
                 .expect("stale cached read");
+            hidden += fleet.sim.fault_counts().hidden_comments - before;
             // then once every list shows everything, the cache alone plans as a full read does
             tokio::time::sleep(window + std::time::Duration::from_millis(100)).await;
             let now = plans_now(&cached, &naive, &path).await;
             assert_eq!(now.cached, now.full, "seed {seed} pass {pass}");
         }
+        // and the stale reads did leave comments out: the cache had something to catch up on
+        assert!(hidden > 0, "seed {seed}: no stale read hid a comment");
     }
 }

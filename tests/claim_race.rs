@@ -144,6 +144,22 @@ async fn record_posted_again_after_a_lost_reply_leaves_one_copy_even_when_lists_
         assert_one_owner(&world, issue, &results);
         assert_no_duplicates(&world, issue);
     }
+    // And what the test is named for happened: writes were applied and their replies lost,
+    // lists left comments out, and a record posted again had its later copy removed
+    let faults = world.sim.fault_counts();
+    assert!(faults.applied_then_failed > 0, "{faults:?}");
+    assert!(faults.stale_lists > 0, "{faults:?}");
+    let removed = world
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.method == "DELETE" && r.route.ends_with("/issues/comments/{comment_id}"))
+        .filter(|r| r.status == 204)
+        .count();
+    assert!(
+        removed > 0,
+        "no record was posted twice and settled: {faults:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -292,12 +292,16 @@ fn all_runs_ended(world: &World, hosts: &[&str]) -> bool {
 
 /// What one repetition counted: Runs started, Runs that lost the race, pickup passes that
 /// reported a failed Run, and comment-list reads that missed the reader's own claim.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Counts {
     runs: usize,
     lost: usize,
     failed_passes: usize,
     stale: usize,
+    /// List responses that left out a comment (the emulator's count).
+    stale_lists: usize,
+    /// Requests answered 502.
+    bad_gateways: usize,
 }
 
 /// One repetition in a world of its own: three hosts of capacity 2 run `pickup` concurrently
@@ -362,6 +366,13 @@ async fn pickup_repetition(rep: usize) -> Counts {
             .filter(|(_, o)| o.status.code() == Some(1))
             .count(),
         stale: world.sim.count("GET", ONE_COMMENT),
+        stale_lists: world.sim.fault_counts().stale_lists,
+        bad_gateways: world
+            .sim
+            .requests()
+            .iter()
+            .filter(|r| r.status == 502)
+            .count(),
     }
 }
 
@@ -377,15 +388,33 @@ async fn pickup_on_three_hosts_under_stale_lists_and_502s_never_works_one_issue_
             total.lost += c.lost;
             total.failed_passes += c.failed_passes;
             total.stale += c.stale;
+            // Then in every repetition the faults it injects happened: lists left comments out
+            // and requests failed with 502
+            assert!(
+                c.stale_lists > 0 && c.bad_gateways > 0,
+                "faults happened: {c:?}"
+            );
+            total.stale_lists += c.stale_lists;
+            total.bad_gateways += c.bad_gateways;
         }
     }
     eprintln!(
         "10 x (3 hosts x capacity 2, 20 issues, pickup): {} Runs, {} lost the race, {} pickup \
-         passes with a failed Run, {} list reads missing the reader's own claim, {:?}",
+         passes with a failed Run, {} list reads missing the reader's own claim, {} stale list \
+         responses, {} 502s, {:?}",
         total.runs,
         total.lost,
         total.failed_passes,
         total.stale,
+        total.stale_lists,
+        total.bad_gateways,
         started.elapsed()
+    );
+    // And across them hosts raced for issues and lost, and read lists missing their own claim:
+    // the contention the test is named for happened
+    assert!(total.lost > 0, "no Run lost a race: {total:?}");
+    assert!(
+        total.stale > 0,
+        "no list hid a reader's own claim: {total:?}"
     );
 }

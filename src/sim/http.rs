@@ -95,12 +95,14 @@ pub(crate) async fn pipeline(State(sim): State<Sim>, mut req: Request, next: Nex
         Some(Fault::Dropped { apply }) => {
             if apply {
                 let _ = next.run(req).await;
+                sim.lock().fault_counts.applied_then_failed += 1;
             }
             return finish(&sim, &seen, &caller, dropped(), true);
         }
         Some(Fault::ServerError { apply }) => {
             if apply {
                 let _ = next.run(req).await;
+                sim.lock().fault_counts.applied_then_failed += 1;
             }
             bad_gateway()
         }

@@ -80,6 +80,18 @@ impl Default for SimConfig {
     }
 }
 
+/// How often the faults took effect, so a test can show the fault it injects happened (a 502
+/// or a secondary limit is in the request log by its status; these are not).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultCounts {
+    /// List responses that left out at least one comment they would show when fresh.
+    pub stale_lists: usize,
+    /// Comments left out of list responses, summed over responses.
+    pub hidden_comments: usize,
+    /// Writes applied before the 5xx or dropped connection that answered them.
+    pub applied_then_failed: usize,
+}
+
 /// Faults injected into requests (never into `GET /rate_limit`). Rates are fractions in 0..=1.
 #[derive(Clone, Debug, Default)]
 pub struct Faults {
@@ -137,6 +149,8 @@ pub struct SimComment {
     pub body: String,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// Under `Faults::stale_list_reads`: how long after its creation lists first show it.
+    pub listed_after: Option<std::time::Duration>,
 }
 
 /// One request as the emulator saw it, faulted, refused and 304 ones included.
@@ -190,6 +204,11 @@ impl Sim {
         )?;
         let mut st = self.lock();
         Ok(st.add_app(app.id, &app.slug, &app.name, key, app.permission))
+    }
+
+    /// How often injected faults took effect so far.
+    pub fn fault_counts(&self) -> FaultCounts {
+        self.lock().fault_counts
     }
 
     /// The bodies of every installation-token request so far (repositories, permissions).

@@ -27,13 +27,14 @@ pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<R
         return Err(ApiError::not_found());
     }
     let since = since(&ctx, "IssueComment")?;
-    let items = st
+    let (items, hidden): (Vec<&Comment>, Vec<&Comment>) = st
         .comments
         .values()
-        .filter(|c| c.issue == number && c.listed())
-        .filter(|c| since.is_none_or(|s| c.updated_at >= s))
-        .collect();
+        .filter(|c| c.issue == number && since.is_none_or(|s| c.updated_at >= s))
+        .partition(|c| c.listed());
+    let hidden = hidden.len();
     let resp = page_response(items, &ctx, |c| json::comment(&ctx.base, &st, c));
+    st.count_hidden(hidden);
     st.list_read();
     Ok(resp)
 }
@@ -44,11 +45,12 @@ pub(crate) async fn list_for_repo(State(sim): State<Sim>, ctx: Ctx) -> Result<Re
     let mut st = sim.lock();
     ctx.check_repo(&st)?;
     let since = since(&ctx, "IssueComment")?;
-    let mut found: Vec<&Comment> = st
+    let (mut found, hidden): (Vec<&Comment>, Vec<&Comment>) = st
         .comments
         .values()
-        .filter(|c| c.listed() && since.is_none_or(|s| c.updated_at >= s))
-        .collect();
+        .filter(|c| since.is_none_or(|s| c.updated_at >= s))
+        .partition(|c| c.listed());
+    let hidden = hidden.len();
     if let Some(sort) = ctx.q("sort") {
         match sort {
             "created" => found.sort_by_key(|c| (c.created_at, c.id)),
@@ -60,6 +62,7 @@ pub(crate) async fn list_for_repo(State(sim): State<Sim>, ctx: Ctx) -> Result<Re
         }
     }
     let resp = page_response(found, &ctx, |c| json::comment(&ctx.base, &st, c));
+    st.count_hidden(hidden);
     st.list_read();
     Ok(resp)
 }

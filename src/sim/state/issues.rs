@@ -55,7 +55,9 @@ impl State {
         }
         let author = self.ensure_user(author);
         let (id, at) = (self.next_object_id(), now());
+        let created = Instant::now();
         let listed_from = self.draw_listed_from();
+        let listed_after = listed_from.map(|t| t.saturating_duration_since(created));
         let hidden_reads = self.script.hide_new_comment();
         self.comments.insert(
             id,
@@ -67,6 +69,7 @@ impl State {
                 created_at: at,
                 updated_at: at,
                 listed_from,
+                listed_after,
                 hidden_reads,
             },
         );
@@ -89,6 +92,14 @@ impl State {
     }
 
     /// Counts one comment list read against the comments the script hides from lists.
+    /// Counts a list response that left out `hidden` comments it would show when fresh.
+    pub(crate) fn count_hidden(&mut self, hidden: usize) {
+        if hidden > 0 {
+            self.fault_counts.stale_lists += 1;
+            self.fault_counts.hidden_comments += hidden;
+        }
+    }
+
     pub(crate) fn list_read(&mut self) {
         if !self.script.hiding() {
             return;

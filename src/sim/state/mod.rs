@@ -91,6 +91,8 @@ pub(crate) struct Comment {
     pub updated_at: DateTime<Utc>,
     /// Left out of list responses until this instant (`Faults::stale_list_reads`).
     pub listed_from: Option<Instant>,
+    /// How long after its creation that is.
+    pub listed_after: Option<std::time::Duration>,
     /// Left out of this many more list reads (`Sim::lag_next_comments`).
     pub hidden_reads: u32,
 }
@@ -109,6 +111,7 @@ impl Comment {
             body: self.body.clone(),
             created_at: self.created_at,
             updated_at: self.updated_at,
+            listed_after: self.listed_after,
         }
     }
 }
@@ -178,6 +181,8 @@ pub(crate) struct State {
     pub installation_token_lifetime: chrono::Duration,
     /// The bodies of `POST .../access_tokens` requests, in order.
     pub token_requests: Vec<serde_json::Value>,
+    /// How often injected faults took effect.
+    pub fault_counts: crate::sim::FaultCounts,
 }
 
 impl State {
@@ -210,6 +215,7 @@ impl State {
             installation_tokens: HashMap::new(),
             installation_token_lifetime: apps::default_token_lifetime(),
             token_requests: Vec::new(),
+            fault_counts: crate::sim::FaultCounts::default(),
         }
     }
 
