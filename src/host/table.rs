@@ -211,6 +211,17 @@ mod tests {
             .spawn()
             .expect("sleep starts");
         let pid = child.id();
+        // spawn returns once the child's exec has replaced its memory, which can be before the
+        // kernel has set up its new environment block: wait (with a deadline) until it shows
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let marked = |e: Vec<u8>| claim_in(&e).as_deref() == Some("c-marked");
+        while !std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(marked) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no environment in 10 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let started = Stat::read(pid).expect("it runs").start_ticks;
         // when the table is read with environments from its start, and from just after it
         let from_start = ProcessTable::read_environ_from(started).expect("reads /proc");
