@@ -205,7 +205,13 @@ async fn supervise(
         tokio::select! {
             biased;
             sig = signals.next() => break sig,
-            status = child.wait() => return Ok(Finish::Exited(status?)),
+            status = child.wait() => {
+                let status = status?;
+                match stop_behind(status, signals).await {
+                    Some(sig) => break sig,
+                    None => return Ok(Finish::Exited(status)),
+                }
+            }
             _ = tick.tick() => broker::serve(ctx, watch.claim_id, watch.broker).await,
         }
     };
@@ -222,6 +228,17 @@ async fn supervise(
     }
     stop_stragglers(sid, grace).await;
     Ok(Finish::Stopped(sig))
+}
+
+/// When CMD died of a stop signal, the signal the Run was sent with it (a stop on a cancel sends
+/// the Run its signal first, then the session): the Run's own may reach it a moment after its
+/// command's death, and the stop must still count as a stop. `None` after a short wait.
+async fn stop_behind(status: ExitStatus, signals: &mut Signals) -> Option<i32> {
+    const STOPS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+    status.signal().filter(|s| STOPS.contains(s))?;
+    tokio::time::timeout(Duration::from_millis(250), signals.next())
+        .await
+        .ok()
 }
 
 /// Waits for the rest of the session to leave after CMD exited; kills what remains after `grace`.

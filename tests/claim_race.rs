@@ -249,13 +249,10 @@ async fn issue_taken_off_the_queue_while_claiming_is_withdrawn_from() {
         .args(["claim", "--issue", &issue.to_string()])
         .output();
     let claimant = tokio::spawn(claim);
-    for _ in 0..500 {
-        if world.sim.stalled() == 1 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert_eq!(world.sim.stalled(), 1, "the claim post is held");
+    wait_until("the claim post to be held", STEP, || {
+        world.sim.stalled() == 1
+    })
+    .await;
     // When a person takes the issue off the queue meanwhile, and the post goes through
     world.sim.set_labels(issue, &["needs-triage"]);
     world.sim.release_stalls();

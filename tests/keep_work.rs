@@ -198,18 +198,19 @@ async fn continue_policy_requeues_twice_with_the_session_then_hands_to_people() 
     for round in 0..3 {
         // Given a Run that records its environment, does some work and is killed outright
         let env_file = world.dir.path().join(format!("env-{round}"));
+        // (written aside and renamed, so it is read whole)
         let script = format!(
-            "env | grep '^THIRDSHIFT_' > '{}'; sleep 600",
-            env_file.display()
+            "env | grep '^THIRDSHIFT_' > '{f}.tmp'; mv '{f}.tmp' '{f}'; sleep 600",
+            f = env_file.display()
         );
         let mut options = run_options(&origin.work);
         options.splice(0..0, ["--config".to_string(), config.display().to_string()]);
         let refs: Vec<&str> = options.iter().map(String::as_str).collect();
         let run = start_run_with(&world, "h1", issue, &refs, &script).await;
-        while !env_file.exists() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        wait_until("the command to record its environment", STEP, || {
+            env_file.exists()
+        })
+        .await;
         seen.push(std::fs::read_to_string(&env_file).unwrap());
         edit(&origin.work, &format!("step-{round}"));
         run.kill_all().await;
@@ -703,12 +704,8 @@ async fn programs_the_worktree_has_git_start_while_observe_keeps_a_killed_run_se
     // Given a Run whose command plants a fsmonitor and a clean filter, and is then killed
     let script = planting(&origin.work, &spy, "sleep 600");
     let run = start(&world, issue, &origin.work, &script).await;
-    for _ in 0..200 {
-        if std::fs::read_to_string(origin.work.join(".gitattributes")).is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let planted = origin.work.join(".gitattributes");
+    wait_until("the command to plant its filter", STEP, || planted.exists()).await;
     run.kill_all().await;
     // When its host passes with a token
     observe_reconcile(&world, "h1").await;

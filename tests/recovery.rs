@@ -4,8 +4,6 @@
 
 mod harness;
 
-use std::time::Duration;
-
 use harness::*;
 use thirdshift_reconciler::host::{HostIdentity, ProcessIdentity};
 use thirdshift_reconciler::record::Outcome;
@@ -47,12 +45,13 @@ async fn killed_run_that_started_work_is_handed_to_people() {
     // Given a Run that reported a stage and was then killed outright
     let script = format!("'{bin}' stage implementing && sleep 300");
     let run = start_run(&world, "h1", issue, &script).await;
-    for _ in 0..200 {
-        if world.ownership(issue).owner.unwrap().record.stage == "implementing" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("the Run's stage `implementing` on GitHub", STEP, || {
+        world
+            .ownership(issue)
+            .owner
+            .is_some_and(|o| o.record.stage == "implementing")
+    })
+    .await;
     run.kill_all().await;
     // When its host passes
     observe_reconcile(&world, "h1").await;
@@ -161,13 +160,10 @@ async fn registry_issue_is_created_once_when_two_hosts_start_together() {
     let first = h1.arg("observe").output();
     let second = h2.arg("observe").output();
     let release = async {
-        for _ in 0..500 {
-            if world.sim.stalled() == 2 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        assert_eq!(world.sim.stalled(), 2, "both hosts tried to create it");
+        wait_until("both hosts to try to create it", STEP, || {
+            world.sim.stalled() == 2
+        })
+        .await;
         world.sim.release_stalls();
     };
     let (x, y, ()) = tokio::join!(first, second, release);

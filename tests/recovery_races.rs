@@ -95,12 +95,10 @@ async fn pass_held_at_its_labels(world: &World) -> tokio::process::Child {
     world.sim.stall(LABELS_ADD.0, LABELS_ADD.1);
     world.sim.stall(LABELS_DEL.0, LABELS_DEL.1);
     let pass = world.cli("r1").arg("reconcile").spawn().unwrap();
-    for _ in 0..500 {
-        if world.sim.stalled() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until("the pass to wait on a label write", STEP, || {
+        world.sim.stalled() > 0
+    })
+    .await;
     pass
 }
 
@@ -184,13 +182,10 @@ async fn two_passes_racing_under_stale_lists_leave_one_end_record() {
     let first = world.cli("r1").arg("reconcile").output();
     let second = world.cli("r2").arg("reconcile").output();
     let (first, second) = (tokio::spawn(first), tokio::spawn(second));
-    for _ in 0..500 {
-        if world.sim.stalled() == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(world.sim.stalled(), 2, "both end records are held");
+    wait_until("both end records to be held", STEP, || {
+        world.sim.stalled() == 2
+    })
+    .await;
     world.sim.release_stalls();
     for pass in [first, second] {
         let out = pass.await.unwrap().unwrap();
@@ -243,12 +238,7 @@ async fn a_pass_that_read_before_a_new_claim_leaves_the_new_runs_labels_alone() 
         .stall("GET", "/repos/{owner}/{repo}/issues/{issue_number}");
     let pass = world.cli("r1").arg("reconcile").output();
     let pass = tokio::spawn(pass);
-    for _ in 0..500 {
-        if world.sim.stalled() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until("the pass to be held", STEP, || world.sim.stalled() > 0).await;
     assert_eq!(world.sim.stalled(), 1, "the pass is held");
     assert_eq!(
         ends(&world, issue).len(),

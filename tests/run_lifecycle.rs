@@ -182,12 +182,23 @@ async fn session_that_ignores_sigterm_is_killed_after_the_grace() {
         .expect("run starts");
     let sid = wait_for_session(&mark).await;
     // When the Run is interrupted
+    let asked = std::time::Instant::now();
     unsafe { libc::kill(run.id().unwrap() as i32, libc::SIGINT) };
     let status = tokio::time::timeout(Duration::from_secs(30), run.wait())
         .await
         .expect("run stops")
         .unwrap();
-    // Then the session was killed anyway and the issue handed back
+    // Then the session had its 1 s grace (SIGTERM ignored), was killed after it, long before a
+    // default grace of 10 s would have ended, and the issue was handed back
+    let took = asked.elapsed();
+    assert!(
+        took >= Duration::from_secs(1),
+        "the grace was kept: {took:?}"
+    );
+    assert!(
+        took < Duration::from_secs(9),
+        "the configured grace decided: {took:?}"
+    );
     assert_eq!(status.code(), Some(128 + libc::SIGINT));
     assert!(session_members(sid).is_empty());
     assert_eq!(end_records(&world, issue)[0].outcome, Outcome::HandedBack);
@@ -259,6 +270,15 @@ async fn wait_for_session(mark: &std::path::Path) -> u32 {
     panic!("CMD never started");
 }
 
+/// Stage requests (`*.req`) waiting in the Runs' broker folders under `broker`.
+fn requests_in(broker: &std::path::Path) -> usize {
+    let folders = std::fs::read_dir(broker).into_iter().flatten().flatten();
+    folders
+        .flat_map(|f| std::fs::read_dir(f.path()).into_iter().flatten().flatten())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "req"))
+        .count()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stage_at_the_first_instant_keeps_both_the_stage_and_the_session() {
     let world = World::new().await;
@@ -283,10 +303,16 @@ async fn stage_at_the_first_instant_keeps_both_the_stage_and_the_session() {
             ])
             .spawn()
             .unwrap();
-        while world.sim.stalled() == 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // And the command's stage request waiting for its Run, which is held on that edit
+        wait_until("the Run's session edit to be held", STEP, || {
+            world.sim.stalled() > 0
+        })
+        .await;
+        let broker = world.state_dir("h").join("broker");
+        wait_until("the command's stage request", STEP, || {
+            requests_in(&broker) > 0
+        })
+        .await;
         world.sim.release_stalls();
         let status = run.wait().await.unwrap();
         assert_eq!(status.code(), Some(0));
@@ -352,18 +378,17 @@ async fn stage_inside_a_run_whose_claim_was_ended_exits_4_with_the_reason() {
         .args(["run", "--issue", &n, "--", "sh", "-c", &script])
         .output();
     let run = tokio::spawn(run);
-    let mut owner = None;
-    for _ in 0..200 {
-        owner = world.ownership(issue).owner;
-        if owner
-            .as_ref()
+    wait_until("the Run to record its session", STEP, || {
+        world
+            .ownership(issue)
+            .owner
             .is_some_and(|o| o.record.session_id.is_some())
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let owner = owner.expect("the Run took the Claim");
+    })
+    .await;
+    let owner = world
+        .ownership(issue)
+        .owner
+        .expect("the Run took the Claim");
     // When another pass ends its Claim, and then the command reports its stage
     let end = superseded(issue, &owner.record.claim_id, owner.comment_id);
     world.sim.add_comment(issue, BOT, &end.to_comment());
@@ -396,12 +421,10 @@ async fn stage_readers_would_refuse_exits_2_and_the_claim_stays_valid() {
         g = go.display()
     );
     let mut run = start_run(&world, "h", issue, &script).await;
-    for _ in 0..200 {
-        if codes.exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until("the command to write stage's exit codes", STEP, || {
+        codes.exists()
+    })
+    .await;
     // Then both stages exit 2 and say why nothing was recorded
     let written = std::fs::read_to_string(&codes).expect("the command wrote stage's codes");
     assert_eq!(written.trim(), "2 2");

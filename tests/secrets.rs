@@ -354,13 +354,10 @@ async fn state_cache_and_log_files_are_the_users_only_whatever_the_umask() {
     }
     let out = cmd.output().await.unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    for _ in 0..500 {
-        if world.ownership(issue).ended.len() == 1 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert_eq!(world.ownership(issue).ended.len(), 1, "the Run ended");
+    wait_until("the Run to end its Claim", STEP, || {
+        world.ownership(issue).ended.len() == 1
+    })
+    .await;
     observe_reconcile(&world, "h1").await;
     // Then every folder in the state folder is 0700 and every file 0600: claims, cache, logs
     let (dirs, files) = modes(&state);

@@ -169,6 +169,24 @@ impl World {
     }
 }
 
+/// Polls `done` every 20 ms until it holds; fails naming `what` once `limit` has passed. For
+/// waits on what a step needs (a file written, a request held by the emulator), never for the
+/// verdict a test asserts: a wait that runs out is a failure that says what never happened.
+pub async fn wait_until(what: &str, limit: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + limit;
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "waited {limit:?} for {what}; it never happened"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// The time a wait on a step of a test may take before it fails: generous, since a loaded CI
+/// machine is slow, and the wait ends as soon as the step is done.
+pub const STEP: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }

@@ -23,12 +23,13 @@ impl LiveRun {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
         signal_session(self.sid, libc::SIGKILL);
-        for _ in 0..100 {
-            if session_members(self.sid).is_empty() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let sid = self.sid;
+        wait_until(
+            &format!("session {sid} to be gone after SIGKILL"),
+            STEP,
+            || session_members(sid).is_empty(),
+        )
+        .await;
     }
 
     /// kill -9 of the Run process only; its command's session lives on.
