@@ -410,8 +410,17 @@ mod tests {
         let err = parse("commands:\n  permission: owner\n")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("2:15") || err.contains("commands"), "{err}");
-        assert!(parse("commands:\n  perm: write\n").is_err());
+        assert_eq!(
+            err,
+            ".github/thirdshift.yml:2:15: commands.permission: unknown variant `owner`, expected \
+             one of `none`, `read`, `triage`, `write`, `maintain`, `admin`"
+        );
+        let err = parse("commands:\n  perm: write\n").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            ".github/thirdshift.yml:2:3: unknown key `commands.perm` (expected permission or \
+             force_permission)"
+        );
     }
 
     #[test]
@@ -611,7 +620,11 @@ mod tests {
 
     #[test]
     fn registry_issue_zero_is_refused() {
-        assert!(parse("registry_issue: 0\n").is_err());
+        let err = parse("registry_issue: 0\n").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            ".github/thirdshift.yml: registry_issue must be an issue number (1 or more)"
+        );
     }
 
     #[test]

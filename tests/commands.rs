@@ -250,13 +250,34 @@ async fn edits_bots_and_ordinary_comments_are_ignored_without_a_write() {
     let by_bot = say(&world, issue, BOT, "/thirdshift recover --force");
     let edited = say(&world, issue, ALICE, "/thirdshift recover --force");
     world.sim.clear_requests();
-    for (id, action) in [(plain, "created"), (by_bot, "created"), (edited, "edited")] {
+    let cases = [
+        (
+            plain,
+            "created",
+            format!("comment {plain} on #{issue} is not a /thirdshift command"),
+        ),
+        (
+            by_bot,
+            "created",
+            format!(
+                "comment {by_bot} on #{issue} is by @{BOT}, a bot or this tool itself; ignored"
+            ),
+        ),
+        (
+            edited,
+            "edited",
+            format!(
+                "comment {edited} on #{issue} was edited: only new comments are commands; ignored"
+            ),
+        ),
+    ];
+    for (id, action, said) in cases {
         let path = event_file(&world, issue, id, action);
         let out = world
             .exec("ci", &["command", "--event", path.to_str().unwrap()])
             .await;
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        assert!(stdout(&out).contains("ignored") || stdout(&out).contains("not a"));
+        assert_eq!(stdout(&out), said);
     }
     assert_eq!(writes(&world), Vec::<String>::new());
     // and a payload that is not an event is a usage error naming the file

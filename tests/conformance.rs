@@ -703,6 +703,11 @@ async fn both_token_and_bearer_authorization_are_accepted_and_an_unknown_token_i
         let x = Recorder::new(octo).send("GET", USER, "/user", None).await;
         assert_eq!(x.status, 401, "{}", x.describe());
         assert!(spec_violations(&x).is_empty(), "{:?}", spec_violations(&x));
+        assert_eq!(
+            x.body,
+            Some(serde_json::json!({"message": "Bad credentials",
+                "documentation_url": "https://docs.github.com/rest", "status": "401"}))
+        );
     }
     // And no credentials at all is a 401 on /user too
     let x = Recorder::new(anonymous_client(&w.server.url))

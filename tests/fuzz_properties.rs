@@ -21,7 +21,8 @@ use harness::*;
 use thirdshift_reconciler::github::{Client, Repo};
 use thirdshift_reconciler::host::ProcessIdentity;
 use thirdshift_reconciler::record::{
-    decode, field, write_refusal, CancelRecord, ClaimRecord, Decoded, EndRecord, Outcome, Record,
+    decode, field, write_refusal, CancelRecord, ClaimRecord, Decoded, EndRecord, Outcome,
+    Ownership, Record, Trust,
 };
 
 /// A small seeded PRNG (xorshift64*): no dependency, same sequence everywhere.
@@ -164,6 +165,7 @@ fn ownership_over_mutated_comments_trusts_only_trusted_claims_in_any_order() {
     for seed in seeds_to_run() {
         let all = inputs(seed, 3_000);
         let mut rng = Rng(seed ^ 0xabcd);
+        let (mut owned, mut with_strangers_claims) = (0, 0);
         for _ in 0..400 {
             let n = 1 + rng.below(12);
             let picked: Vec<&str> = (0..n).map(|_| all[rng.below(all.len())].as_str()).collect();
@@ -172,17 +174,42 @@ fn ownership_over_mutated_comments_trusts_only_trusted_claims_in_any_order() {
                 .map(|b| format!("{}{b}", char::from(b'a' + rng.below(4) as u8)))
                 .collect::<Vec<_>>()
                 .join("\0");
-            props::check_ownership(7, &props::comments_of(&data));
+            let comments = props::comments_of(&data);
+            props::check_ownership(7, &comments);
+            let trust = Trust::new([props::TRUSTED]);
+            owned += usize::from(Ownership::of(7, &comments, &trust).owner.is_some());
+            with_strangers_claims += usize::from(comments.iter().any(|c| {
+                c.author != props::TRUSTED
+                    && matches!(decode(&c.body), Decoded::Record(Record::Claim(_)))
+            }));
         }
+        // The generator reaches the cases the property is about: issues a trusted claim owns,
+        // and issues where a stranger posted a valid-looking claim
+        assert!(owned > 10, "seed {seed}: {owned} owned issues");
+        assert!(
+            with_strangers_claims > 10,
+            "seed {seed}: {with_strangers_claims} with a stranger's claim"
+        );
     }
 }
 
 #[test]
 fn mutated_and_random_commands_parse_without_panic_and_answer_safely() {
     for seed in seeds_to_run() {
+        let (mut commands, mut invalid) = (0, 0);
         for body in inputs(seed, 6_000) {
             props::check_command(&body);
+            match thirdshift_reconciler::commands::parse::parse(&body) {
+                thirdshift_reconciler::commands::parse::Parsed::Command(_) => commands += 1,
+                thirdshift_reconciler::commands::parse::Parsed::Invalid(_) => invalid += 1,
+                _ => {}
+            }
         }
+        // The generator reaches both kinds of answer the property checks
+        assert!(
+            commands > 20 && invalid > 100,
+            "seed {seed}: {commands} {invalid}"
+        );
     }
 }
 

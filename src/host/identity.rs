@@ -78,8 +78,16 @@ mod tests {
     }
 
     #[test]
-    fn boot_id_is_stable_within_a_boot() {
-        assert_eq!(boot_id(), boot_id());
-        assert!(boot_id().is_some(), "this test needs Linux /proc");
+    fn boot_id_is_the_kernels_uuid_for_this_boot() {
+        // what another program reads from the kernel for this boot
+        let out = std::process::Command::new("cat")
+            .arg("/proc/sys/kernel/random/boot_id")
+            .output()
+            .expect("cat runs");
+        let kernel = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let id = boot_id().expect("this test needs Linux /proc");
+        assert_eq!(id, kernel);
+        let groups: Vec<usize> = id.split('-').map(str::len).collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12], "{id}");
     }
 }

@@ -139,11 +139,30 @@ mod tests {
     }
 
     #[test]
-    fn this_process_has_a_stable_identity() {
-        let a = ProcessIdentity::current();
-        let b = ProcessIdentity::of(a.pid).expect("we are alive");
-        assert_eq!(a, b);
-        assert!(a.start_ticks > 0);
+    fn a_process_is_its_pid_and_the_start_tick_the_kernel_reports_until_it_is_gone() {
+        // given a process, and its start tick as another program reads it (field 22 of stat)
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep starts");
+        let pid = child.id();
+        let out = std::process::Command::new("sh")
+            .args(["-c", &format!("cut -d' ' -f22 /proc/{pid}/stat")])
+            .output()
+            .expect("sh runs");
+        let ticks: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        // then its identity is that PID and that tick
+        assert_eq!(
+            ProcessIdentity::of(pid),
+            Some(ProcessIdentity {
+                pid,
+                start_ticks: ticks
+            })
+        );
+        // and once it is gone and reaped, it has none
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(ProcessIdentity::of(pid), None);
     }
 
     #[test]
