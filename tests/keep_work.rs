@@ -248,12 +248,14 @@ async fn continue_policy_requeues_twice_with_the_session_then_hands_to_people() 
     }
 }
 
-/// A script that waits until the returned file exists, then runs `then`.
+/// A script that waits until the returned file exists, then runs `then`; after 60 s without
+/// it, exits 97 saying so.
 fn gated(world: &World, name: &str, then: &str) -> (String, std::path::PathBuf) {
     let gate = world.dir.path().join(name);
     let script = format!(
-        "while [ ! -e '{}' ]; do sleep 0.05; done; {then}",
-        gate.display()
+        "i=0; while [ ! -e '{g}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; \
+         [ -e '{g}' ] || {{ echo 'the gate never opened' >&2; exit 97; }}; {then}",
+        g = gate.display()
     );
     (script, gate)
 }

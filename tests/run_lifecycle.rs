@@ -368,7 +368,8 @@ async fn stage_inside_a_run_whose_claim_was_ended_exits_4_with_the_reason() {
     let code = world.dir.path().join("code");
     let bin = env!("CARGO_BIN_EXE_thirdshift-reconciler");
     let script = format!(
-        "until [ -e '{}' ]; do sleep 0.05; done; '{bin}' stage implementing; echo $? > '{}'",
+        "i=0; until [ -e '{}' ] || [ $i -ge 1200 ]; do sleep 0.05; i=$((i+1)); done; \
+         '{bin}' stage implementing; echo $? > '{}'",
         go.display(),
         code.display()
     );
