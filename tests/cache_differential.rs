@@ -187,9 +187,10 @@ async fn cached_and_full_reads_make_the_same_decisions_over_random_histories() {
             let issues = now.through.snapshot.issues.len();
             from_cache += issues - now.through.fresh.len();
             assert_eq!(now.cached, full, "seed {seed} pass {pass}: cache alone");
-            let (_, decided) = decide(&cached, &input).await.expect("decided");
+            let (snapshot, decided) = decide(&cached, &input).await.expect("decided");
             assert_eq!(decided, full, "seed {seed} pass {pass}: confirmed");
-            thirdshift_reconciler::reconcile::apply::apply(&cached, &decided.actions).await;
+            let seen = thirdshift_reconciler::reconcile::apply::seen(&snapshot);
+            thirdshift_reconciler::reconcile::apply::apply(&cached, &decided.actions, &seen).await;
             passes += 1;
         }
     }

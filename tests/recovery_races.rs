@@ -263,3 +263,34 @@ async fn a_pass_that_read_before_a_new_claim_leaves_the_new_runs_labels_alone() 
         .expect("the new Claim owns the issue");
     assert_eq!(owner.record.claim_id, "c-00000000000000b2");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_that_read_before_a_new_run_came_and_finished_leaves_that_runs_labels_alone() {
+    let world = World::new().await;
+    let issue = dead_and_reported(&world, "taken and done mid-pass").await;
+    // Given a pass that read the issue with its dead owner, posted the end record, and is held
+    // by a slow GitHub before its label changes
+    world
+        .sim
+        .stall("GET", "/repos/{owner}/{repo}/issues/{issue_number}");
+    let pass = tokio::spawn(world.cli("r1").arg("reconcile").output());
+    wait_until("the pass to be held", STEP, || world.sim.stalled() > 0).await;
+    // When meanwhile a Run on h2 took the issue and finished it: done, no label left
+    let me = thirdshift_reconciler::host::ProcessIdentity::current();
+    let record = claim_record(issue, "h2", "m-h2", me, "boot-h2", "c-00000000000000b3");
+    world.sim.add_comment(issue, BOT, &record.to_comment());
+    let mut end = thirdshift_reconciler::claim::end_record(
+        &record,
+        thirdshift_reconciler::record::Outcome::Done,
+        "run@h2",
+        "the Run's command exited 0",
+    );
+    end.labels_after = Some(vec![]);
+    world.sim.add_comment(issue, BOT, &end.to_comment());
+    world.sim.set_labels(issue, &[]);
+    world.sim.release_stalls();
+    let out = pass.await.unwrap().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then the held pass does not put the finished issue back in the queue
+    assert_eq!(world.labels(issue), Vec::<String>::new());
+}

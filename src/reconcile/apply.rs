@@ -10,7 +10,8 @@
 //! is read (later copies of our end records deleted, as before `in-progress` comes off); if a
 //! Claim is active there, a Run took the issue since the pass read it, and the pass's label
 //! changes (made for an ended Claim) are dropped rather than put `ready-for-agent` back on, or
-//! `in-progress` off, a Run's issue.
+//! `in-progress` off, a Run's issue; so are they when a Claim newer than any the pass read was
+//! taken and has ended meanwhile (its own ending set the labels; an older end's must not undo it).
 
 use crate::claim::{find_end, find_record, post_record};
 use crate::context::Ctx;
@@ -41,8 +42,21 @@ pub struct EndedClaim {
     pub comment_id: u64,
 }
 
-/// Applies `actions` (in plan order).
-pub async fn apply(ctx: &Ctx, actions: &[Action]) -> Applied {
+/// The newest claim each issue held when the pass read it (`Ownership::newest_claim`), for the
+/// label fence.
+pub type Seen = std::collections::BTreeMap<u64, Option<u64>>;
+
+/// What `snapshot` saw of each issue's claims, for [`apply`].
+pub fn seen(snapshot: &crate::snapshot::Snapshot) -> Seen {
+    snapshot
+        .issues
+        .iter()
+        .map(|i| (i.number, i.ownership.newest_claim()))
+        .collect()
+}
+
+/// Applies `actions` (in plan order); `seen` is what the pass read of each issue's claims.
+pub async fn apply(ctx: &Ctx, actions: &[Action], seen: &Seen) -> Applied {
     let mut applied = Applied::default();
     let mut failed_issue: Option<u64> = None;
     let mut fenced: Option<(u64, bool)> = None;
@@ -53,7 +67,7 @@ pub async fn apply(ctx: &Ctx, actions: &[Action]) -> Applied {
         }
         let labels = matches!(action, Action::AddLabel { .. } | Action::RemoveLabel { .. });
         let result = if labels && fenced.is_none_or(|(n, _)| n != issue) {
-            labels_may_change(ctx, issue)
+            labels_may_change(ctx, issue, seen.get(&issue).copied())
                 .await
                 .map(|go| fenced = Some((issue, go)))
         } else {
@@ -145,12 +159,22 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
 
 /// The fence before issue `n`'s label changes: reads its complete comment list and deletes later
 /// copies of our end records (`fresh::settle_before_leaving`); `false` when a Claim is active
-/// there (a Run took the issue after the pass read it), so the changes are dropped.
-async fn labels_may_change(ctx: &Ctx, n: u64) -> anyhow::Result<bool> {
+/// there, or one newer than any the pass read (`seen`) was taken and ended since (a Run took the
+/// issue after the pass read it: the labels are that Run's ending's now), so the changes are
+/// dropped.
+async fn labels_may_change(ctx: &Ctx, n: u64, seen: Option<Option<u64>>) -> anyhow::Result<bool> {
     let comments = crate::fresh::settle_before_leaving(ctx, n).await?;
     let own = crate::claim::ownership(ctx, n, &comments);
     let Some(active) = own.active().next() else {
-        return Ok(true);
+        let newer = seen.is_some_and(|seen| own.newest_claim() > seen);
+        if newer {
+            tracing::info!(
+                issue = n,
+                "a Run took the issue and ended after this pass read it; its label changes are \
+                 dropped"
+            );
+        }
+        return Ok(!newer);
     };
     tracing::info!(
         issue = n,

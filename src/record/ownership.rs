@@ -296,6 +296,12 @@ impl Ownership {
         self.owner.iter().chain(self.superseded.iter())
     }
 
+    /// The comment id of the newest trusted claim, active or ended, if any.
+    pub fn newest_claim(&self) -> Option<u64> {
+        let ended = self.ended.iter().map(|(c, _)| c);
+        self.active().chain(ended).map(|c| c.comment_id).max()
+    }
+
     /// The first trusted cancel request for `claim_id` while that Claim is active, if any.
     pub fn pending_cancel(&self, claim_id: &str) -> Option<&CancelView> {
         if !self.active().any(|c| c.record.claim_id == claim_id) {
