@@ -25,6 +25,26 @@ pub struct Config {
     pub hosts: BTreeMap<String, HostConfig>,
     pub pickup: PickupConfig,
     pub commands: CommandsConfig,
+    pub thirdshift: ThirdshiftConfig,
+}
+
+/// thirdshift's own Runs on this host (docs/thirdshift.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ThirdshiftConfig {
+    /// Read thirdshift's Command records when its logs folder exists (default on).
+    pub adopt: bool,
+    /// thirdshift's logs folder (default `~/.thirdshift/logs`, thirdshift's own default).
+    pub logs_dir: Option<std::path::PathBuf>,
+}
+
+impl Default for ThirdshiftConfig {
+    fn default() -> Self {
+        ThirdshiftConfig {
+            adopt: true,
+            logs_dir: None,
+        }
+    }
 }
 
 /// A repository role, lowest first, as the collaborator-permission API names them (`maintain` and
@@ -483,6 +503,24 @@ mod tests {
     }
 
     #[test]
+    fn thirdshift_adoption_is_on_by_default_and_its_logs_folder_can_be_named() {
+        let c = parse("labels:\n  ready: x\n").unwrap();
+        assert_eq!(c.thirdshift, ThirdshiftConfig::default());
+        assert!(c.thirdshift.adopt);
+        let c = parse("thirdshift:\n  adopt: false\n  logs_dir: /srv/ts-logs\n").unwrap();
+        assert!(!c.thirdshift.adopt);
+        assert_eq!(
+            c.thirdshift.logs_dir.as_deref(),
+            Some(Path::new("/srv/ts-logs"))
+        );
+        let err = parse("thirdshift:\n  logdir: x\n").unwrap_err().to_string();
+        assert!(
+            err.contains("2:3") && err.contains("thirdshift.logdir"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn keys_left_out_keep_their_defaults() {
         let c = parse("labels:\n  hand_off: humans\nrun:\n").unwrap();
         assert_eq!(c.labels.ready, "ready-for-agent");
@@ -501,7 +539,7 @@ mod tests {
             err,
             ".github/thirdshift.yml:3:1: unknown key `lables` \
              (expected one of labels, trusted_authors, registry_issue, run, recovery, hosts, \
-             pickup, commands)"
+             pickup, commands, thirdshift)"
         );
     }
 

@@ -4,6 +4,7 @@
 //! The library holds every piece so that tests can drive them in-process; `main.rs` only parses
 //! arguments and maps errors to exit codes. It does not hold any decision that depends on a clock.
 
+pub mod adopt;
 pub mod app;
 pub mod broker;
 pub mod cancel;
