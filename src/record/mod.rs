@@ -272,8 +272,30 @@ fn record_lines(body: &str) -> impl Iterator<Item = &str> {
             };
             return None;
         }
-        (fence.is_none() && line.starts_with(MARKER)).then_some(line)
+        (fence.is_none() && line.starts_with(MARKER) && !thirdshifts_own(line)).then_some(line)
     })
+}
+
+/// Whether a marker line is one of thirdshift's own hidden markers (`<!-- thirdshift:tickets
+/// -->`, `<!-- thirdshift:base-ci-commit … -->`, … as thirdshift 0.19.0 writes in pull requests and
+/// comments): a lowercase name with no version and not one of our kinds. Ours always read
+/// `vN:KIND`, so `<!-- thirdshift:claim … -->` is still a malformed record of ours.
+fn thirdshifts_own(line: &str) -> bool {
+    let rest = &line[MARKER.len()..];
+    let name = rest
+        .split([' ', '\t'])
+        .next()
+        .unwrap_or("")
+        .trim_end_matches("-->");
+    let versioned = name
+        .strip_prefix('v')
+        .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()));
+    name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !versioned
+        && name.parse::<Kind>().is_err()
 }
 
 /// `Some((char, length))` when `line` starts a code fence (``` or ~~~, up to 3 spaces in).
@@ -581,6 +603,22 @@ mod tests {
                 "{body}: {decoded:?}"
             );
         }
+    }
+
+    #[test]
+    fn thirdshifts_own_markers_are_not_records_and_not_problems() {
+        // as thirdshift 0.19.0 writes them (src/pull_request.rs, src/base_fix.rs, …)
+        for body in [
+            "Summary\n\n<!-- thirdshift:tickets -->\n- [x] #8 landed\n<!-- /thirdshift:tickets -->\n",
+            "<!-- thirdshift:base-ci-commit 0123abcd -->",
+            "<!-- thirdshift:security-reproduction -->\nsteps",
+            "<!-- thirdshift:built-with claude opus -->",
+        ] {
+            assert_eq!(decode(body), Decoded::NotARecord, "{body}");
+        }
+        // and beside one of ours, ours is still read
+        let ours = format!("<!-- thirdshift:tickets -->\n{}", claim_line());
+        assert!(matches!(decode(&ours), Decoded::Record(Record::Claim(_))));
     }
 
     #[test]
