@@ -36,9 +36,11 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let snapshot = crate::snapshot::read_any(ctx, &extra).await?;
     let claims = claims_to_judge(ctx, &snapshot, &local)?;
     let (claims, cancels) = crate::cancel::carry_out(ctx, &snapshot, claims).await?;
+    let adopted = adopted(ctx);
     let owners = claims
         .iter()
         .chain(local.iter().map(|l| &l.record))
+        .chain(adopted.iter().map(|a| &a.claim))
         .map(|c| (c.pid, c.start_ticks));
     let mut judge = Judge::new(owners)?;
     let mut verdicts = Vec::new();
@@ -53,6 +55,16 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
             issue: c.issue,
             verdict,
             kept,
+            thirdshift: None,
+        });
+    }
+    for a in adopted {
+        verdicts.push(ClaimVerdict {
+            claim_id: a.claim.claim_id.clone(),
+            issue: a.claim.issue,
+            verdict: judge.verdict(&a.claim)?,
+            kept: None,
+            thirdshift: Some(a.facts),
         });
     }
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
@@ -123,6 +135,17 @@ fn local_values(ctx: &Ctx, github: &ClaimRecord) -> ClaimRecord {
         Ok(local) if local.record.issue == github.issue => local.record,
         _ => github.clone(),
     }
+}
+
+/// This host's unfinished thirdshift Commands on the repository (docs/thirdshift.md).
+fn adopted(ctx: &Ctx) -> Vec<crate::adopt::Adopted> {
+    let repo = ctx.client.repo();
+    crate::adopt::on_this_host(
+        &ctx.config.thirdshift,
+        &ctx.host,
+        &crate::host::identity::system_hostname(),
+        (&repo.owner, &repo.name),
+    )
 }
 
 /// Local Claims that may still be active.
@@ -230,6 +253,7 @@ mod tests {
                     issue: k as u64 + 1,
                     verdict: Verdict::Alive,
                     kept: None,
+                    thirdshift: None,
                 })
                 .collect(),
             capacity: None,

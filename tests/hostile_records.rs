@@ -53,6 +53,7 @@ fn dead_report(host: &str, issue: u64, claim_id: &str) -> String {
                 evidence: "forged".into(),
             },
             kept: None,
+            thirdshift: None,
         }],
         capacity: None,
         slots_used: None,

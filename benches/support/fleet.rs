@@ -72,6 +72,7 @@ pub fn report(k: usize, claims: &[&ClaimRecord]) -> HostReport {
             issue: c.issue,
             verdict: Verdict::Alive,
             kept: None,
+            thirdshift: None,
         })
         .collect();
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));

@@ -9,9 +9,11 @@
 //! the same evidence as for our own Claims. It never writes thirdshift's files.
 
 pub mod claim;
+pub mod here;
 pub mod record;
 pub mod scan;
 
 pub use claim::as_claim;
+pub use here::{on_this_host, Adopted};
 pub use record::{claim_id, Command, Found};
 pub use scan::{commands, default_logs_dir, Scanned};

@@ -47,7 +47,7 @@ pub fn boot_time() -> Option<chrono::DateTime<chrono::Utc>> {
     chrono::DateTime::from_timestamp(secs, 0)
 }
 
-fn system_hostname() -> String {
+pub fn system_hostname() -> String {
     read_first(&["/proc/sys/kernel/hostname", "/etc/hostname"])
         .unwrap_or_else(|| "localhost".into())
 }

@@ -29,7 +29,7 @@ pub use ownership::{
     ClaimState, ClaimView, EndView, Ownership, Problem, ProblemKind, RawComment, Trust,
 };
 pub use reply::{Answer, ReplyRecord};
-pub use report::{ClaimVerdict, DeathReason, HostReport, Salvage, Verdict};
+pub use report::{AdoptedRun, ClaimVerdict, DeathReason, HostReport, Salvage, Verdict};
 
 /// The protocol version this reader writes and understands.
 pub const VERSION: u32 = 1;

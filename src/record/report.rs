@@ -117,6 +117,38 @@ pub struct ClaimVerdict {
     /// For a dead Claim with a worktree: what salvage kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<Salvage>,
+    /// For a thirdshift Command this host adopted (docs/thirdshift.md): what its record says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thirdshift: Option<AdoptedRun>,
+}
+
+/// A thirdshift Command as its record on the host describes it, for people and the live view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdoptedRun {
+    /// The record's path under thirdshift's logs folder.
+    pub record: String,
+    /// thirdshift's kind: `Ticket`, `Spec`, `Pickup`, …
+    pub kind: String,
+    /// `<boot_id>:<start ticks>` of its process, as thirdshift recorded it.
+    pub process_start: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage_since: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_log: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
 }
 
 /// One host's report.
@@ -192,6 +224,7 @@ mod tests {
                         evidence: "pid 42 is gone".into(),
                     },
                     kept: None,
+                    thirdshift: None,
                 },
                 ClaimVerdict {
                     claim_id: "c-2".into(),
@@ -201,6 +234,7 @@ mod tests {
                         evidence: "2 processes of session 7 run".into(),
                     },
                     kept: None,
+                    thirdshift: None,
                 },
             ],
             capacity: Some(2),

@@ -374,6 +374,7 @@ mod tests {
                     issue: 3,
                     verdict: Verdict::Alive,
                     kept: None,
+                    thirdshift: None,
                 },
                 ClaimVerdict {
                     claim_id: "c-b".into(),
@@ -383,6 +384,7 @@ mod tests {
                         evidence: "pid 42 is gone".into(),
                     },
                     kept: None,
+                    thirdshift: None,
                 },
                 ClaimVerdict {
                     claim_id: "c-c".into(),
@@ -392,6 +394,7 @@ mod tests {
                         evidence: "pid 7 of its session runs".into(),
                     },
                     kept: None,
+                    thirdshift: None,
                 },
             ],
             capacity: None,

@@ -68,6 +68,7 @@ fn verdict(c: &ClaimRecord, verdict: Verdict) -> ClaimVerdict {
         issue: c.issue,
         verdict,
         kept: None,
+        thirdshift: None,
     }
 }
 
