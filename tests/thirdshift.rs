@@ -155,6 +155,39 @@ async fn a_thirdshift_command_is_in_its_hosts_report_alive_then_dead_once_killed
         (Some("claude"), Some("opus"))
     );
     assert_eq!(facts.branch, Some(format!("issue-{issue}")));
+    // And the live view shows it like our Runs, marked as thirdshift: in `status --json`
+    let out = world.exec("h2", &["status", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = json["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["issue"] == issue)
+        .cloned()
+        .expect("the Command is listed");
+    assert_eq!(row["host"], "h1");
+    assert_eq!(row["stage"], "implementing");
+    assert_eq!(
+        (row["harness"].clone(), row["model"].clone()),
+        ("claude".into(), "opus".into())
+    );
+    assert_eq!(row["health"], "alive", "{row:#}");
+    assert!(row["thirdshift_record"]
+        .as_str()
+        .is_some_and(|r| r.ends_with(".command.json")));
+    // and in the HTML page
+    let page = world.dir.path().join("status.html");
+    let out = world
+        .exec("h2", &["status", "--html", page.to_str().unwrap()])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("class=\"tag thirdshift\""),
+        "marked as thirdshift"
+    );
+    assert!(html.contains("<code>h1</code>") && html.contains("implementing"));
     // When its process is killed outright and the host observes again
     process.kill().unwrap();
     process.wait().unwrap();

@@ -56,6 +56,20 @@ pub fn not_started_reason(error: &str) -> String {
     format!("the Run's command could not be started: {error}")
 }
 
+/// The evidence the live view shows for a thirdshift Command its host reported.
+pub fn adopted_evidence(host: &str, verdict: &crate::record::Verdict) -> String {
+    match verdict {
+        crate::record::Verdict::Alive => {
+            format!("host {host} reports thirdshift's Command alive")
+        }
+        crate::record::Verdict::Dead { evidence, .. }
+        | crate::record::Verdict::WritersAlive { evidence, .. } => format!(
+            "host {host} reports thirdshift's Command {}: {evidence}",
+            verdict.label()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

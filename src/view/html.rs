@@ -111,8 +111,7 @@ fn runs(out: &mut String, runs: &[RunRow], now: DateTime<Utc>) {
     );
     for r in runs {
         let claim = r.claim_id.as_deref().unwrap_or("none");
-        let _ =
-            writeln!(
+        let _ = writeln!(
             out,
             "<tr class=\"run h-{slug}\" id=\"run-{}-{}\" data-issue=\"{}\" data-health=\"{slug}\">\
              <td data-label=\"Issue\">{}</td><td data-label=\"Host\">{}</td>\
@@ -123,7 +122,7 @@ fn runs(out: &mut String, runs: &[RunRow], now: DateTime<Utc>) {
             esc(claim),
             r.issue,
             issue_cell(r.issue, &r.title, &r.issue_url),
-            r.host.as_deref().map_or("—".into(), |h| format!("<code>{}</code>", esc(h))),
+            host_cell(r),
             stage_cell(r, now),
             harness_cell(r),
             badge(r.health),
@@ -133,6 +132,21 @@ fn runs(out: &mut String, runs: &[RunRow], now: DateTime<Utc>) {
         );
     }
     out.push_str("</tbody>\n</table>\n</section>\n");
+}
+
+/// The host, tagged `thirdshift` for a thirdshift Command (its record's path as the title).
+fn host_cell(r: &RunRow) -> String {
+    let host = r
+        .host
+        .as_deref()
+        .map_or("—".into(), |h| format!("<code>{}</code>", esc(h)));
+    match &r.thirdshift_record {
+        Some(record) => format!(
+            "{host} <span class=\"tag thirdshift\" title=\"{}\">thirdshift</span>",
+            esc(record)
+        ),
+        None => host,
+    }
 }
 
 fn issue_cell(n: u64, title: &str, url: &str) -> String {

@@ -57,7 +57,7 @@ fn runs(out: &mut String, view: &View) {
             out,
             "| {} | {} | {} | {} | {} {} | {} | {} |",
             issue_link(r.issue, &r.title, &r.issue_url),
-            r.host.as_deref().map_or("—".into(), code),
+            host_cell(r),
             stage(r),
             harness(r),
             mark(r.health),
@@ -93,6 +93,15 @@ fn harness(r: &RunRow) -> String {
 
 fn logs(logs: &[String]) -> String {
     log_list(logs, |n, url| format!("[log {n}]({url})"), code)
+}
+
+/// The host, and `thirdshift` for a thirdshift Command.
+fn host_cell(r: &RunRow) -> String {
+    let host = r.host.as_deref().map_or("—".into(), code);
+    match r.thirdshift_record {
+        Some(_) => format!("{host} · thirdshift"),
+        None => host,
+    }
 }
 
 fn hosts(out: &mut String, hosts: &[HostRow]) {

@@ -6,6 +6,7 @@
 //! record. The IO shell is `publish.rs` (write the body when it changed) and `status.rs` (the
 //! `status` command). Nothing here decides about Claims, and nothing below `plan` imports it.
 
+pub mod adopted;
 pub mod history;
 pub mod html;
 pub mod json;

@@ -124,6 +124,8 @@ pub struct RunRow {
     pub evidence: String,
     /// Log paths or URLs, as the Run recorded them.
     pub logs: Vec<String>,
+    /// For a thirdshift Command (docs/thirdshift.md): its record's path on its host.
+    pub thirdshift_record: Option<String>,
 }
 
 /// One host.
@@ -183,6 +185,10 @@ pub fn build(input: &Inputs<'_>) -> View {
 /// The rows of one issue: its owner and superseded claims not ended by the pass, or the issue
 /// itself when it is `in-progress` without a Claim.
 fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
+    let adopted = super::adopted::rows(issue, input.snapshot);
+    if issue.ownership.active().next().is_none() && !adopted.is_empty() {
+        return adopted;
+    }
     let ended = |c: &ClaimView| {
         input
             .ended
@@ -218,6 +224,7 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
                 health,
                 evidence: f.note.clone(),
                 logs: vec![],
+                thirdshift_record: None,
             });
         }
     }
@@ -250,6 +257,7 @@ fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding) -> RunRow 
         health: RunHealth::of(&finding.health).unwrap_or(RunHealth::AwaitingHost),
         evidence: finding.note.clone(),
         logs: r.logs.clone(),
+        thirdshift_record: None,
     }
 }
 
