@@ -62,7 +62,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
         verdicts.push(ClaimVerdict {
             claim_id: a.claim.claim_id.clone(),
             issue: a.claim.issue,
-            verdict: judge.verdict(&a.claim)?,
+            verdict: adopted_verdict(&mut judge, &a)?,
             kept: None,
             thirdshift: Some(a.facts),
         });
@@ -135,6 +135,22 @@ fn local_values(ctx: &Ctx, github: &ClaimRecord) -> ClaimRecord {
         Ok(local) if local.record.issue == github.issue => local.record,
         _ => github.clone(),
     }
+}
+
+/// The verdict on a thirdshift Command: as on our Claims, except that a dead Command whose
+/// Harness (carrying thirdshift's session marker, in a worktree on its Issue branch) still runs
+/// has writers alive (`adopt::writers`).
+fn adopted_verdict(judge: &mut Judge, a: &crate::adopt::Adopted) -> anyhow::Result<Verdict> {
+    let verdict = judge.verdict(&a.claim)?;
+    let (Verdict::Dead { evidence, .. }, Some(branch)) = (&verdict, &a.facts.branch) else {
+        return Ok(verdict);
+    };
+    let pids = crate::adopt::writers(branch, a.claim.start_ticks);
+    if pids.is_empty() {
+        return Ok(verdict);
+    }
+    let evidence = crate::text::reasons::adopted_writers(evidence, branch, &pids);
+    Ok(Verdict::WritersAlive { pids, evidence })
 }
 
 /// This host's unfinished thirdshift Commands on the repository (docs/thirdshift.md).

@@ -114,6 +114,10 @@ async fn a_thirdshift_command_is_in_its_hosts_report_alive_then_dead_once_killed
     // Given an issue thirdshift claimed (in-progress alone), its Command's process, and the
     // Command record thirdshift keeps for it; beside it a record another host wrote, and one
     // that does not parse
+    // (numbered apart from the other test's issue: its Harness, running in this test process at
+    // the same time on `issue-1`, would rightly count as a writer of a Command there)
+    world.sim.create_issue(BOT, "filler", "b", &[]);
+    world.sim.create_issue(BOT, "filler", "b", &[]);
     let issue = world
         .sim
         .create_issue(BOT, "thirdshift's", "b", &[IN_PROGRESS]);
@@ -209,5 +213,87 @@ async fn a_thirdshift_command_is_in_its_hosts_report_alive_then_dead_once_killed
         ),
         "{:?}",
         after[0].verdict
+    );
+}
+
+/// A repository with a linked worktree on `branch`, as thirdshift makes one for a Command.
+fn worktree_on(dir: &Path, branch: &str) -> PathBuf {
+    let (main, wt) = (dir.join("repo"), dir.join(format!("wt-{branch}")));
+    std::fs::create_dir_all(&main).unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&main)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "first"]);
+    git(&["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()]);
+    wt
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_command_whose_harness_lives_on_in_its_worktree_has_writers_alive_until_it_exits()
+{
+    let world = World::new().await;
+    let repo = world.sim.repo_full_name();
+    let issue = world
+        .sim
+        .create_issue(BOT, "harness lives on", "b", &[IN_PROGRESS]);
+    let logs = world.dir.path().join("thirdshift-logs");
+    let boot = thirdshift_reconciler::host::HostIdentity::detect(None).boot_id;
+    // Given a Command, and its Harness: a process of its own carrying thirdshift's session marker
+    // in the Command's worktree on its Issue branch
+    let mut command = command_process();
+    let p = ProcessIdentity::of(command.id()).expect("it runs");
+    write_record(
+        &logs,
+        &repo,
+        issue,
+        &record(&repo, issue, &system_hostname(), p, &boot),
+    );
+    let wt = worktree_on(world.dir.path(), &format!("issue-{issue}"));
+    let mut harness = std::process::Command::new("sleep")
+        .arg("600")
+        .current_dir(&wt)
+        .env("THIRDSHIFT_SESSION", "0123456789abcdef0123456789abcdef")
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let config = world.dir.path().join("thirdshift.yml");
+    let yaml = format!("thirdshift:\n  logs_dir: {}\n", logs.display());
+    std::fs::write(&config, yaml).unwrap();
+    // When the Command's process group is killed outright and the host observes five times
+    unsafe { libc::kill(-(p.pid as i32), libc::SIGKILL) };
+    command.wait().unwrap();
+    for _ in 0..5 {
+        observe(&world, "h1", &config).await;
+        // Then each time the Command has writers alive, naming its Harness
+        let seen = adopted_verdicts(&world, "h1");
+        match &seen[0].verdict {
+            Verdict::WritersAlive { pids, .. } => assert_eq!(pids, &vec![harness.id()]),
+            other => panic!("expected writers alive, got {other:?}"),
+        }
+    }
+    // When the Harness exits too, the next pass finds the Command dead
+    harness.kill().unwrap();
+    harness.wait().unwrap();
+    observe(&world, "h1", &config).await;
+    let seen = adopted_verdicts(&world, "h1");
+    assert!(
+        matches!(
+            seen[0].verdict,
+            Verdict::Dead {
+                reason: DeathReason::PidGone,
+                ..
+            }
+        ),
+        "{:?}",
+        seen[0].verdict
     );
 }

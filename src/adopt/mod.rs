@@ -12,8 +12,10 @@ pub mod claim;
 pub mod here;
 pub mod record;
 pub mod scan;
+pub mod writers;
 
 pub use claim::as_claim;
 pub use here::{on_this_host, Adopted};
 pub use record::{claim_id, Command, Found};
 pub use scan::{commands, default_logs_dir, Scanned};
+pub use writers::writers;

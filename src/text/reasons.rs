@@ -56,6 +56,17 @@ pub fn not_started_reason(error: &str) -> String {
     format!("the Run's command could not be started: {error}")
 }
 
+/// The evidence for a thirdshift Command whose process is gone while its Harness still runs.
+pub fn adopted_writers(dead: &str, branch: &str, pids: &[u32]) -> String {
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    format!(
+        "{dead}, but {} process(es) carrying thirdshift's session marker still run in a worktree \
+         on {branch} ({})",
+        pids.len(),
+        pids.join(", ")
+    )
+}
+
 /// The evidence the live view shows for a thirdshift Command its host reported.
 pub fn adopted_evidence(host: &str, verdict: &crate::record::Verdict) -> String {
     match verdict {
