@@ -95,7 +95,8 @@ fn adopted_verdicts(world: &World, host: &str) -> Vec<ClaimVerdict> {
         .collect()
 }
 
-async fn observe(world: &World, host: &str, config: &Path) {
+/// One `observe` of `host` with `config`; its stderr.
+async fn observe(world: &World, host: &str, config: &Path) -> String {
     let out = world
         .cli(host)
         .arg("--config")
@@ -105,6 +106,7 @@ async fn observe(world: &World, host: &str, config: &Path) {
         .await
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    stderr(&out)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -145,8 +147,14 @@ async fn a_thirdshift_command_is_in_its_hosts_report_alive_then_dead_once_killed
     let yaml = format!("thirdshift:\n  logs_dir: {}\n", logs.display());
     std::fs::write(&config, yaml).unwrap();
     // When the host observes
-    observe(&world, "h1", &config).await;
-    // Then its report holds the Command, alive, with what its record says, and nothing else
+    let said = observe(&world, "h1", &config).await;
+    // Then the record that does not parse and the other host's are reported, and left out
+    assert!(said.contains("thirdshift record ignored"), "{said}");
+    assert!(
+        said.contains("thirdshift record of another host ignored"),
+        "{said}"
+    );
+    // And its report holds the Command, alive, with what its record says, and nothing else
     let seen = adopted_verdicts(&world, "h1");
     assert_eq!(seen.len(), 1, "{seen:#?}");
     let facts = seen[0].thirdshift.clone().unwrap();
