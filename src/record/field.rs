@@ -1,10 +1,10 @@
 //! One rule per kind of record field, shared by readers and writers: a record's `validate`
 //! applies these to what it decodes, and every writer asks the same `validate` (through
-//! [`super::write_refusal`]) before anything is written, so a value a reader would refuse is a
+//! [`write_refusal`]) before anything is written, so a value a reader would refuse is a
 //! usage error at the writer, naming the field and the limit, and never reaches GitHub.
 //!
-//! It does not check a whole comment's size (GitHub's limit on a body is checked where the body
-//! is made, in `write_refusal`) or decide what a value means.
+//! [`write_refusal`] is the writers' check of a whole comment: the readers' decoding (so these
+//! rules) and GitHub's limit on a body. It does not decide what a value means.
 
 /// Names and ids a person or a script gives: stage, host, harness, model, agent session,
 /// branch, actor, labels.
@@ -122,6 +122,33 @@ pub fn fit_text(value: &str) -> String {
         })
         .collect();
     fit(&clean, MAX_TEXT_CHARS)
+}
+
+/// GitHub's limit on a comment body, in characters.
+pub const MAX_COMMENT_CHARS: usize = 65_536;
+
+/// Why a comment body about to be written would not be read back as one valid record, if it
+/// would not: the readers' own checks ([`decode`](super::decode), so each field's rule here) and
+/// GitHub's limit on a body. Every writer
+/// asks this before a write, so nothing is written that a reader would refuse.
+pub fn write_refusal(body: &str) -> Option<String> {
+    match super::decode(body) {
+        super::Decoded::Record(_) => {}
+        super::Decoded::NotARecord => {
+            return Some("the comment would hold no record line".to_string())
+        }
+        super::Decoded::Invalid(super::RecordError::Malformed { reason, .. }) => {
+            return Some(reason)
+        }
+        super::Decoded::Invalid(e) => return Some(e.to_string()),
+    }
+    let chars = body.chars().count();
+    (chars > MAX_COMMENT_CHARS).then(|| {
+        format!(
+            "the comment would be {chars} characters, more than GitHub's limit of \
+             {MAX_COMMENT_CHARS}"
+        )
+    })
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use cancel::{new_request_id, CancelRecord, CancelView};
 pub use claim::{new_claim_id, ClaimRecord, RunKind};
 pub use end::{Continuation, EndRecord, Outcome};
+pub use field::{write_refusal, MAX_COMMENT_CHARS};
 pub use ownership::{
     ClaimState, ClaimView, EndView, Ownership, Problem, ProblemKind, RawComment, Trust,
 };
@@ -234,29 +235,6 @@ pub fn decode(body: &str) -> Decoded {
             Err(e) => Decoded::Invalid(e),
         },
     }
-}
-
-/// GitHub's limit on a comment body, in characters.
-pub const MAX_COMMENT_CHARS: usize = 65_536;
-
-/// Why a comment body about to be written would not be read back as one valid record, if it
-/// would not: the readers' own checks ([`decode`], so each field's rule in [`field`]) and
-/// GitHub's limit on a body. Every writer
-/// asks this before a write, so nothing is written that a reader would refuse.
-pub fn write_refusal(body: &str) -> Option<String> {
-    match decode(body) {
-        Decoded::Record(_) => {}
-        Decoded::NotARecord => return Some("the comment would hold no record line".to_string()),
-        Decoded::Invalid(RecordError::Malformed { reason, .. }) => return Some(reason),
-        Decoded::Invalid(e) => return Some(e.to_string()),
-    }
-    let chars = body.chars().count();
-    (chars > MAX_COMMENT_CHARS).then(|| {
-        format!(
-            "the comment would be {chars} characters, more than GitHub's limit of \
-             {MAX_COMMENT_CHARS}"
-        )
-    })
 }
 
 /// The lines of `body` that are record lines, in order. Linear in `body`'s length.
