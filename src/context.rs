@@ -24,15 +24,6 @@ pub struct Ctx {
     pub cache: Option<std::path::PathBuf>,
 }
 
-/// The token from `GITHUB_TOKEN` or `GH_TOKEN` (empty values ignored). Never logged. A GitHub
-/// App configured beside it wins: see [`Credentials::from_env`].
-pub fn token_from_env() -> Option<String> {
-    ["GITHUB_TOKEN", "GH_TOKEN"]
-        .iter()
-        .filter_map(|k| std::env::var(k).ok())
-        .find(|v| !v.trim().is_empty())
-}
-
 impl Ctx {
     /// Connects to the repository named by the options (or by `fallback`, e.g. a local claim
     /// record's repository and API URL) and learns the token's identity.

@@ -29,7 +29,8 @@ use crate::record::{ClaimRecord, Salvage};
 /// How often a Run looks again whether its command's processes are gone.
 const POLL: Duration = Duration::from_millis(100);
 
-/// Salvages the worktree `claim` names (none: `None`), unless this host salvaged it already:
+/// Salvages the worktree this host's record of `claim` names (none: `None`), unless this host
+/// salvaged it already:
 /// then the stored result. `reason` goes into the salvage commit's subject. Call only once no
 /// writer of the Run is left.
 pub async fn keep_work(
@@ -37,13 +38,10 @@ pub async fn keep_work(
     claim: &ClaimRecord,
     reason: String,
 ) -> anyhow::Result<Option<Salvage>> {
-    let Some(worktree) = claim.worktree.clone() else {
-        return Ok(None);
-    };
     // The worktree and branch come from this host's own record of the Claim, never from GitHub's
     // copy: any write collaborator can edit a comment to name another path.
     let Ok(local) = ctx.state.load(&claim.claim_id) else {
-        return Ok(Some(not_recorded_here(claim, worktree)));
+        return Ok(claim.worktree.clone().map(|w| not_recorded_here(claim, w)));
     };
     if let Some(done) = local.salvage.clone() {
         return Ok(Some(done));

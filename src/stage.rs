@@ -102,7 +102,7 @@ fn checked(record: &ClaimRecord) -> Result<String, Exit> {
         None => Ok(record.to_comment()),
         Some(why) => Err(Exit::usage(format!(
             "stage `{}` is not recorded: {why}; claim {} and its record on GitHub are unchanged",
-            clip(&record.stage),
+            crate::record::field::fit(&record.stage, 60),
             record.claim_id
         ))),
     }
@@ -130,14 +130,4 @@ async fn wait_for_session(ctx: &Ctx, claim_id: &str) {
         claim = claim_id,
         "the Run has not recorded its session yet; going on"
     );
-}
-
-/// `text` cut to a length that fits in a message.
-fn clip(text: &str) -> String {
-    const MAX: usize = 60;
-    if text.chars().count() <= MAX {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(MAX).collect();
-    format!("{head}… ({} characters)", text.chars().count())
 }

@@ -5,9 +5,7 @@
 //! Pure: it makes a record; nothing is read or written. Whether the Command is this host's
 //! (its recorded host name against this machine's) is the caller's check, before any verdict.
 
-use chrono::{DateTime, Utc};
-
-use super::record::Command;
+use super::record::{utc, Command};
 use crate::host::HostIdentity;
 use crate::record::{ClaimRecord, RunKind};
 
@@ -15,6 +13,8 @@ use crate::record::{ClaimRecord, RunKind};
 /// ([`super::claim_id`]). thirdshift's Claim removed `ready-for-agent` (it claims only Ready
 /// issues), and it records no session of its Harness, so writers are found by its marker.
 pub fn as_claim(command: &Command, host: &HostIdentity, claim_id: &str) -> ClaimRecord {
+    // A time that does not parse is the epoch: shown, never used to decide anything.
+    let time = |text: &str| utc(text).unwrap_or_default();
     let started = time(&command.started_at);
     let (stage, since) = match &command.stage {
         Some((name, at)) => (name.clone(), time(at)),
@@ -46,14 +46,6 @@ pub fn as_claim(command: &Command, host: &HostIdentity, claim_id: &str) -> Claim
         claimed_at: started,
         removed_ready: true,
     }
-}
-
-/// An RFC 3339 time as thirdshift writes it (with its local offset), in UTC; the epoch when it
-/// does not parse (shown, never used to decide anything).
-fn time(text: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(text)
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

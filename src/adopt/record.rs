@@ -6,6 +6,7 @@
 //!
 //! Pure: bytes in, a [`Found`] out. No file or process is touched here.
 
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 /// What a Command record file holds, for this tool.
@@ -146,6 +147,13 @@ fn command_of(raw: Raw) -> Found {
         issue_branch: raw.issue_branch,
         pull_request: raw.pull_request,
     }))
+}
+
+/// A time as thirdshift writes it (RFC 3339 with its local offset), in UTC.
+pub fn utc(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 /// The claim id of a Command: the same on every pass and every host that reads the same record

@@ -128,7 +128,7 @@ pub async fn handle(ctx: &Ctx, path: &Path) -> anyhow::Result<String> {
         now: Utc::now(),
     };
     let plan = plan(&snapshot, &ctx.config, &input);
-    let applied = apply::apply(ctx, &plan.actions, &apply::seen(&snapshot)).await;
+    let applied = apply::apply(ctx, &plan.actions, &snapshot).await;
     if let Some(e) = applied.errors.first() {
         anyhow::bail!("handling comment {} on #{n}: {e}", c.id);
     }

@@ -18,6 +18,7 @@ use crate::context::Ctx;
 use crate::fresh::Listing;
 use crate::github::Comment;
 use crate::record::{decode, Decoded, Kind, Record};
+use crate::snapshot::Snapshot;
 
 use super::plan::Action;
 
@@ -42,21 +43,9 @@ pub struct EndedClaim {
     pub comment_id: u64,
 }
 
-/// The newest claim each issue held when the pass read it (`Ownership::newest_claim`), for the
-/// label fence.
-pub type Seen = std::collections::BTreeMap<u64, Option<u64>>;
-
-/// What `snapshot` saw of each issue's claims, for [`apply`].
-pub fn seen(snapshot: &crate::snapshot::Snapshot) -> Seen {
-    snapshot
-        .issues
-        .iter()
-        .map(|i| (i.number, i.ownership.newest_claim()))
-        .collect()
-}
-
-/// Applies `actions` (in plan order); `seen` is what the pass read of each issue's claims.
-pub async fn apply(ctx: &Ctx, actions: &[Action], seen: &Seen) -> Applied {
+/// Applies `actions` (in plan order), planned from `snapshot` (what the pass read: the label
+/// fence compares the issue's claims now with those).
+pub async fn apply(ctx: &Ctx, actions: &[Action], snapshot: &Snapshot) -> Applied {
     let mut applied = Applied::default();
     let mut failed_issue: Option<u64> = None;
     let mut fenced: Option<(u64, bool)> = None;
@@ -67,7 +56,8 @@ pub async fn apply(ctx: &Ctx, actions: &[Action], seen: &Seen) -> Applied {
         }
         let labels = matches!(action, Action::AddLabel { .. } | Action::RemoveLabel { .. });
         let result = if labels && fenced.is_none_or(|(n, _)| n != issue) {
-            labels_may_change(ctx, issue, seen.get(&issue).copied())
+            let seen = snapshot.issue(issue).map(|i| i.ownership.newest_claim());
+            labels_may_change(ctx, issue, seen)
                 .await
                 .map(|go| fenced = Some((issue, go)))
         } else {

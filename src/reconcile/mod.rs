@@ -27,7 +27,7 @@ pub async fn pass(ctx: &Ctx) -> anyhow::Result<PassReport> {
         now: Utc::now(),
     };
     let (snapshot, plan) = decide(ctx, &input).await?;
-    let applied = apply::apply(ctx, &plan.actions, &apply::seen(&snapshot)).await;
+    let applied = apply::apply(ctx, &plan.actions, &snapshot).await;
     for f in &plan.findings {
         tracing::info!(issue = f.issue, claim = ?f.claim_id, health = ?f.health, "{}", f.note);
     }

@@ -5,8 +5,6 @@
 //!
 //! Pure: the snapshot in, rows out. It decides nothing about the Claim.
 
-use chrono::{DateTime, Utc};
-
 use super::model::{RunHealth, RunRow};
 use crate::record::Verdict;
 use crate::snapshot::{IssueSnapshot, Snapshot};
@@ -39,7 +37,10 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
                 model: facts.model.clone(),
                 session: None,
                 stage: facts.stage.clone(),
-                stage_since: facts.stage_since.as_deref().and_then(time),
+                stage_since: facts
+                    .stage_since
+                    .as_deref()
+                    .and_then(crate::adopt::record::utc),
                 claimed_at: None,
                 branch: facts.branch.clone(),
                 health,
@@ -50,10 +51,4 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
         }
     }
     rows
-}
-
-fn time(text: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(text)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
 }
