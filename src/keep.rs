@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
+use crate::adopt::worktree::Named;
 use crate::context::Ctx;
 use crate::host::liveness::writers;
 use crate::host::salvage::{salvage, SalvageRequest};
@@ -79,6 +80,56 @@ pub async fn keep_work(
         .update(&claim.claim_id, |l| l.salvage = Some(kept.clone()))
     {
         tracing::warn!(claim = %claim.claim_id, "could not store the salvage result: {e:#}");
+    }
+    Ok(Some(kept))
+}
+
+/// Salvages the worktree of a thirdshift Command proven dead with no writer left (never
+/// before), once: the worktree its Command log names on its Issue branch
+/// (`adopt::worktree::from_log`), committed and pushed on that branch as ours are. The result is
+/// kept in the state folder and reported as it is by later passes. A Command with no Issue
+/// branch has nothing to salvage; one whose worktree cannot be found is reported untouched, with
+/// why.
+pub async fn keep_adopted(
+    ctx: &Ctx,
+    adopted: &crate::adopt::Adopted,
+    reason: String,
+) -> anyhow::Result<Option<Salvage>> {
+    let claim_id = adopted.claim.claim_id.clone();
+    if let Some(done) = ctx.state.adopted_kept(&claim_id) {
+        return Ok(Some(done));
+    }
+    let Some(branch) = adopted.claim.branch.clone() else {
+        return Ok(None);
+    };
+    let log = crate::adopt::worktree::command_log(&adopted.path).unwrap_or_default();
+    let kept = match crate::adopt::worktree::from_log(&log, &branch) {
+        Named::Nothing => return Ok(None),
+        Named::NotBelieved { path, why } => Salvage {
+            error: Some(why),
+            ..Salvage::untouched(path, branch)
+        },
+        Named::Worktree(worktree) => {
+            let host = ctx.host.host.clone();
+            let id = claim_id.clone();
+            tokio::task::spawn_blocking(move || {
+                salvage(&SalvageRequest {
+                    worktree: &worktree,
+                    branch: &branch,
+                    remote: "origin",
+                    claim_id: &id,
+                    reason: &reason,
+                    host: &host,
+                    now: chrono::Utc::now(),
+                })
+            })
+            .await
+            .context("salvage task")?
+        }
+    };
+    tracing::info!(claim = %claim_id, pushed = kept.pushed, "thirdshift Command salvaged: {:?}", kept.error);
+    if let Err(e) = ctx.state.save_adopted_kept(&claim_id, &kept) {
+        tracing::warn!(claim = %claim_id, "could not store the salvage result: {e:#}");
     }
     Ok(Some(kept))
 }

@@ -59,11 +59,22 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
         });
     }
     for a in adopted {
+        if ended_here(&snapshot, &a.claim) {
+            continue;
+        }
+        let verdict = adopted_verdict(&mut judge, &a)?;
+        let kept = match &verdict {
+            Verdict::Dead { reason, .. } => {
+                let why = crate::text::keep::reason_dead(*reason);
+                crate::keep::keep_adopted(ctx, &a, why).await?
+            }
+            _ => None,
+        };
         verdicts.push(ClaimVerdict {
             claim_id: a.claim.claim_id.clone(),
             issue: a.claim.issue,
-            verdict: adopted_verdict(&mut judge, &a)?,
-            kept: None,
+            verdict,
+            kept,
             thirdshift: Some(a.facts),
         });
     }
@@ -151,6 +162,14 @@ fn adopted_verdict(judge: &mut Judge, a: &crate::adopt::Adopted) -> anyhow::Resu
     }
     let evidence = crate::text::reasons::adopted_writers(evidence, branch, &pids);
     Ok(Verdict::WritersAlive { pids, evidence })
+}
+
+/// Whether the thirdshift Command `claim` stands for was ended by an end record the snapshot
+/// shows: it leaves the report then (thirdshift's record stays unfinished for ever).
+fn ended_here(snapshot: &Snapshot, claim: &ClaimRecord) -> bool {
+    snapshot
+        .issue(claim.issue)
+        .is_some_and(|i| i.ownership.adopted_end(&claim.claim_id).is_some())
 }
 
 /// This host's unfinished thirdshift Commands on the repository (docs/thirdshift.md).

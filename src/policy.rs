@@ -84,6 +84,36 @@ pub fn shell_word(word: &str) -> String {
     }
 }
 
+/// The label thirdshift 0.19.0 puts on an issue whose failed run keeps its Claim (its
+/// `claim::AGENT_FAILED`); thirdshift's Failure limit counts it and its next Claim takes it off.
+pub const AGENT_FAILED: &str = "agent-failed";
+
+/// thirdshift 0.19.0's label of a Security fix Ticket (`security::fixing::SECURITY_FIX`), whose
+/// failed run keeps its Claim even with nothing on origin.
+pub const SECURITY_FIX: &str = "security-fix";
+
+/// The labels a dead thirdshift Command's issue carries once its Claim ends, as thirdshift's own
+/// Failed run labels it (docs/thirdshift.md): with work `started` (anything on origin, or kept
+/// on its host) the Claim stays and the issue is labelled `agent-failed`; with none it is
+/// released, `ready-for-agent` back in place of `in-progress`.
+pub fn adopted_labels_after(labels: &Labels, started: bool) -> Vec<String> {
+    if started {
+        vec![labels.in_progress.clone(), AGENT_FAILED.to_string()]
+    } else {
+        vec![labels.ready.clone()]
+    }
+}
+
+/// Whether `branch` is a later Issue branch of `issue` as thirdshift names them
+/// (`issue-N-branch-K`, K ≥ 2): thirdshift takes one only once the earlier ones were used on
+/// origin (`src/branch.rs`, `select`), so the issue was started there.
+pub fn later_issue_branch(issue: u64, branch: &str) -> bool {
+    branch
+        .strip_prefix(&format!("issue-{issue}-branch-"))
+        .and_then(|k| k.parse::<u64>().ok())
+        .is_some_and(|k| k >= 2)
+}
+
 /// How many times an issue was already continued, counted from its end records.
 pub fn continuations(ended: &[(ClaimView, EndView)]) -> u32 {
     let n = ended

@@ -33,6 +33,7 @@ fn forged_end(issue: u64, claim_id: &str) -> String {
         pull_request: None,
         continuation: None,
         resume: None,
+        adopted: None,
         ended_at: chrono::Utc::now(),
     }
     .to_comment()

@@ -64,16 +64,7 @@ async fn start(world: &World, issue: u64, work: &Path, script: &str) -> LiveRun 
 }
 
 fn origin_log(origin: &Origin, branch: &str) -> Vec<String> {
-    let out = std::process::Command::new("git")
-        .args(["--git-dir"])
-        .arg(&origin.bare)
-        .args(["log", "--format=%s", branch])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
+    origin.log(branch)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

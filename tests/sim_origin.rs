@@ -8,6 +8,7 @@
 //! being issues, and the shared middleware (budgets, ETags) on the new routes.
 
 mod harness;
+#[allow(dead_code)]
 #[path = "support/origin.rs"]
 mod origin;
 

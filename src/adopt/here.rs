@@ -17,6 +17,8 @@ use super::{as_claim, claim_id, commands, default_logs_dir};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Adopted {
     pub claim: ClaimRecord,
+    /// The record file, whose Command log beside it names the worktree.
+    pub path: std::path::PathBuf,
     pub facts: AdoptedRun,
 }
 
@@ -54,9 +56,11 @@ pub fn on_this_host(
         let id = claim_id(&host.host, &scanned.relative, &command.process_start);
         out.push(Adopted {
             claim: as_claim(&command, host, &id),
+            path: scanned.path,
             facts: AdoptedRun {
                 record: scanned.relative,
                 kind: command.kind.clone(),
+                pid: command.pid,
                 process_start: command.process_start.clone(),
                 stage: command.stage.as_ref().map(|(n, _)| n.clone()),
                 stage_since: command.stage.as_ref().map(|(_, at)| at.clone()),

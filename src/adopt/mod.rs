@@ -12,6 +12,7 @@ pub mod claim;
 pub mod here;
 pub mod record;
 pub mod scan;
+pub mod worktree;
 pub mod writers;
 
 pub use claim::as_claim;

@@ -85,8 +85,35 @@ impl StateDir {
 
     /// Writes (or replaces) the record of one Claim, durably (write, fsync, rename).
     pub fn save(&self, claim: &LocalClaim) -> anyhow::Result<()> {
-        let path = self.path(&claim.record.claim_id);
-        let dir = path.parent().expect("claims folder");
+        let text = serde_json::to_vec_pretty(claim)?;
+        self.write(&self.path(&claim.record.claim_id), &text)
+    }
+
+    /// Where the salvage result of thirdshift Command `claim_id` is kept (not a Claim of ours:
+    /// apart from `claims/`, so it never counts as one).
+    fn adopted_path(&self, claim_id: &str) -> PathBuf {
+        self.root.join("adopted").join(format!("{claim_id}.json"))
+    }
+
+    /// What this host's salvage kept of thirdshift Command `claim_id`, if it salvaged it.
+    pub fn adopted_kept(&self, claim_id: &str) -> Option<crate::record::Salvage> {
+        let text = fs::read(self.adopted_path(claim_id)).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+
+    /// Keeps the salvage result of thirdshift Command `claim_id`, durably.
+    pub fn save_adopted_kept(
+        &self,
+        claim_id: &str,
+        kept: &crate::record::Salvage,
+    ) -> anyhow::Result<()> {
+        let text = serde_json::to_vec_pretty(kept)?;
+        self.write(&self.adopted_path(claim_id), &text)
+    }
+
+    /// Writes `text` to `path` under the state folder: folders 0700, file 0600, fsync, rename.
+    fn write(&self, path: &Path, text: &[u8]) -> anyhow::Result<()> {
+        let dir = path.parent().expect("a folder under the state folder");
         super::private::dir(&self.root)
             .and_then(|()| super::private::dir(dir))
             .with_context(|| format!("creating the state folder {}", dir.display()))?;
@@ -94,12 +121,11 @@ impl StateDir {
         // once, and a shared temporary file would be renamed away under one of them.
         let seq = TMP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = path.with_extension(format!("json.{}.{seq}.tmp", std::process::id()));
-        let text = serde_json::to_vec_pretty(claim)?;
         let mut file =
             super::private::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
-        file.write_all(&text)?;
+        file.write_all(text)?;
         file.sync_all()?;
-        fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+        fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
 

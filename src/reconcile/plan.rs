@@ -195,7 +195,10 @@ impl Cx<'_> {
             Some(_) if owner_ended => {}
             Some(owner) if issue.open => findings.push(self.judge_owner(issue, owner, s)),
             Some(owner) => findings.push(self.sweep(issue, owner, s)),
-            None => findings.extend(self.finish_labels(issue, s)),
+            None => match self.adopted(issue, s) {
+                Some(adopted) => findings.extend(adopted),
+                None => findings.extend(self.finish_labels(issue, s)),
+            },
         }
         if let Some(owner) = &own.owner {
             for claim in &own.superseded {
@@ -301,7 +304,7 @@ impl Cx<'_> {
         if !issue.has_label(in_progress) {
             return None;
         }
-        let Some((claim, end, list)) = latest_intent(issue) else {
+        let Some((end, list)) = latest_intent(issue) else {
             if !issue.open {
                 return None;
             }
@@ -316,9 +319,24 @@ impl Cx<'_> {
         for label in list {
             s.add_missing(issue, label);
         }
-        s.remove_present(issue, in_progress);
-        let note = finished_note(&end.record, list, in_progress);
-        Some(claim_finding(claim, Health::LabelsFinished, note))
+        // A thirdshift Command's failed run keeps its Claim: `in-progress` stays when listed.
+        if !list.iter().any(|l| l.eq_ignore_ascii_case(in_progress)) {
+            s.remove_present(issue, in_progress);
+        }
+        let host = issue
+            .ownership
+            .ended
+            .iter()
+            .find(|(_, e)| e.comment_id == end.comment_id)
+            .map(|(c, _)| c.record.host.clone())
+            .or_else(|| end.record.adopted.as_ref().map(|a| a.host.clone()));
+        Some(Finding {
+            issue: issue.number,
+            claim_id: Some(end.record.claim_id.clone()),
+            host,
+            health: Health::LabelsFinished,
+            note: finished_note(&end.record, list, in_progress),
+        })
     }
 
     /// An end record for `claim` by this pass; labels stated by the caller.
@@ -337,21 +355,23 @@ impl Cx<'_> {
             pull_request: None,
             continuation: None,
             resume: None,
+            adopted: None,
             ended_at: self.input.now,
         }
     }
 }
 
-/// The end record with the highest comment id among those that state `labels_after`, with its
-/// claim. Ends stating nothing (a superseded or withdrawn claim's) never owned the labels, so
-/// they do not hide an owner's end that a killed pass left unfinished.
-fn latest_intent(issue: &IssueSnapshot) -> Option<(&ClaimView, &EndView, &Vec<String>)> {
-    issue
-        .ownership
-        .ended
+/// The end record with the highest comment id among those that state `labels_after` (ours and
+/// thirdshift Commands'). Ends stating nothing (a superseded or withdrawn claim's) never owned
+/// the labels, so they do not hide an owner's end that a killed pass left unfinished.
+fn latest_intent(issue: &IssueSnapshot) -> Option<(&EndView, &Vec<String>)> {
+    let own = &issue.ownership;
+    own.ended
         .iter()
-        .filter_map(|(c, e)| e.record.labels_after.as_ref().map(|l| (c, e, l)))
-        .max_by_key(|(_, e, _)| e.comment_id)
+        .map(|(_, e)| e)
+        .chain(&own.adopted_ends)
+        .filter_map(|e| e.record.labels_after.as_ref().map(|l| (e, l)))
+        .max_by_key(|(e, _)| e.comment_id)
 }
 
 fn claim_finding(claim: &ClaimView, health: Health, note: String) -> Finding {
@@ -364,6 +384,7 @@ fn claim_finding(claim: &ClaimView, health: Health, note: String) -> Finding {
     }
 }
 
+mod adopted;
 mod commands;
 mod recover;
 mod steps;

@@ -116,7 +116,22 @@ pub struct EndRecord {
     /// The command a person runs to resume the agent session, when the Harness allows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
+    /// For a thirdshift Command (claim id `ts-…`, no claim comment): the evidence it was judged
+    /// on, as its host read it from thirdshift's own record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopted: Option<Box<AdoptedEvidence>>,
     pub ended_at: DateTime<Utc>,
+}
+
+/// What identifies the thirdshift Command an end record ends: its host, its record's path under
+/// thirdshift's logs folder, its PID and `process_start` (`<boot_id>:<start ticks>`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdoptedEvidence {
+    pub host: String,
+    pub machine_id: String,
+    pub record: String,
+    pub pid: u32,
+    pub process_start: String,
 }
 
 /// What a Continuation hands to the next Run of the issue.
@@ -160,6 +175,13 @@ impl EndRecord {
         for label in self.labels_after.iter().flatten() {
             field::name("labels_after", label)?;
         }
+        if let Some(a) = &self.adopted {
+            field::name("adopted.host", &a.host)?;
+            field::name("adopted.machine_id", &a.machine_id)?;
+            field::path("adopted.record", &a.record)?;
+            field::name("adopted.process_start", &a.process_start)?;
+            field::pid("adopted.pid", a.pid)?;
+        }
         if let Some(c) = &self.continuation {
             field::opt_name("continuation.branch", c.branch.as_deref())?;
             field::opt_name("continuation.agent_session", c.agent_session.as_deref())?;
@@ -191,6 +213,7 @@ pub(crate) mod tests {
             pull_request: None,
             continuation: None,
             resume: None,
+            adopted: None,
             ended_at: Utc.with_ymd_and_hms(2025, 3, 4, 6, 0, 0).unwrap(),
         }
     }

@@ -68,6 +68,9 @@ pub struct Ownership {
     pub superseded: Vec<ClaimView>,
     /// Claims with their (first) end record, by claim comment id.
     pub ended: Vec<(ClaimView, EndView)>,
+    /// End records of thirdshift Commands (carrying `adopted` evidence, no claim comment of
+    /// ours), the first per claim id, by comment id.
+    pub adopted_ends: Vec<EndView>,
     /// Trusted cancel requests on this issue, by comment id, whatever Claim they name.
     pub cancels: Vec<CancelView>,
     /// Everything ignored, by comment id.
@@ -249,6 +252,16 @@ impl Ownership {
             } else if claims.iter().any(|c| c.record.claim_id == id) {
                 end_of.insert(id, end);
                 continue;
+            } else if end.record.adopted.is_some() && id.starts_with("ts-") {
+                if let Some(first) = self.adopted_end(&id) {
+                    ProblemKind::DuplicateEnd {
+                        claim_id: id,
+                        first_comment_id: first.comment_id,
+                    }
+                } else {
+                    self.adopted_ends.push(end);
+                    continue;
+                }
             } else {
                 ProblemKind::EndForUnknownClaim { claim_id: id }
             };
@@ -300,6 +313,13 @@ impl Ownership {
     pub fn newest_claim(&self) -> Option<u64> {
         let ended = self.ended.iter().map(|(c, _)| c);
         self.active().chain(ended).map(|c| c.comment_id).max()
+    }
+
+    /// The end record of the thirdshift Command `claim_id`, if one ended it.
+    pub fn adopted_end(&self, claim_id: &str) -> Option<&EndView> {
+        self.adopted_ends
+            .iter()
+            .find(|e| e.record.claim_id == claim_id)
     }
 
     /// The first trusted cancel request for `claim_id` while that Claim is active, if any.

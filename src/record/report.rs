@@ -52,6 +52,11 @@ impl Verdict {
             Verdict::WritersAlive { .. } => "writers alive",
         }
     }
+
+    /// Whether the owner is proven dead with no writer left.
+    pub fn is_dead(&self) -> bool {
+        matches!(self, Verdict::Dead { .. })
+    }
 }
 
 /// What a host kept of a dead Run's work (`host::salvage`): where it is and whether it reached
@@ -129,6 +134,9 @@ pub struct AdoptedRun {
     pub record: String,
     /// thirdshift's kind: `Ticket`, `Spec`, `Pickup`, …
     pub kind: String,
+    /// Its process, as thirdshift recorded it (`process_id`).
+    #[serde(default)]
+    pub pid: u32,
     /// `<boot_id>:<start ticks>` of its process, as thirdshift recorded it.
     pub process_start: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

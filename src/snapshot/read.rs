@@ -158,6 +158,11 @@ pub(super) async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::R
             continue;
         }
         let Some(owner) = &issue.ownership.owner else {
+            if let Some(branch) =
+                dead_adopted_branch(snapshot, issue, &ctx.config.labels.in_progress)
+            {
+                wanted.push((k, branch));
+            }
             continue;
         };
         let c = &owner.record;
@@ -191,6 +196,30 @@ pub(super) async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::R
         });
     }
     Ok(())
+}
+
+/// The Issue branch of a thirdshift Command a host reports dead on `issue` (no claim of ours, still
+/// `in-progress`), not ended yet: reconcile's ending asks what origin holds of it.
+fn dead_adopted_branch(
+    snapshot: &Snapshot,
+    issue: &IssueSnapshot,
+    in_progress: &str,
+) -> Option<String> {
+    if !issue.has_label(in_progress) {
+        return None;
+    }
+    snapshot
+        .reports
+        .iter()
+        .flat_map(|r| &r.report.claims)
+        .filter(|v| v.issue == issue.number && v.verdict.is_dead())
+        .filter(|v| issue.ownership.adopted_end(&v.claim_id).is_none())
+        .find_map(|v| v.thirdshift.as_ref())
+        .map(|f| {
+            f.branch
+                .clone()
+                .unwrap_or_else(|| format!("issue-{}", issue.number))
+        })
 }
 
 /// Reads an issue's comments into the snapshot: its ownership and its waiting commands.

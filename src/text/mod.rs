@@ -73,6 +73,15 @@ pub fn end_comment(e: &EndRecord) -> String {
         code(&e.actor),
         time(e.ended_at)
     );
+    if let Some(a) = &e.adopted {
+        out.push_str(&format!(
+            "\n- thirdshift's Command {} on host {}: PID {}, started {}",
+            code(&a.record),
+            code(&a.host),
+            a.pid,
+            code(&a.process_start)
+        ));
+    }
     if let Some(code) = e.exit_code {
         out.push_str(&format!("\n- Exit code: {code}"));
     }
@@ -505,6 +514,35 @@ mod tests {
                       5000000002): the Run was stopped by signal 15; its command's session was \
                       stopped"
             .into();
+        end.kept = Some(salvage(true));
+        insta::assert_snapshot!(end.to_comment());
+    }
+
+    #[test]
+    fn a_thirdshift_commands_end_names_its_record_host_pid_and_start() {
+        let mut end = sample_end(Outcome::Recovered);
+        end.claim_id = "ts-00c0ffee00c0ffee".into();
+        end.actor = "reconcile@build-02".into();
+        end.exit_code = None;
+        end.claim_comment_id = None;
+        end.labels_after = Some(vec!["in-progress".into(), "agent-failed".into()]);
+        end.resume = Some("claude --resume 5f0c".into());
+        end.reason = crate::text::reasons::adopted_recovered_reason(
+            "build-01",
+            "acme/widgets/commands/issue/42-20261204T100000+0000~0123456789abcdef.command.json",
+            crate::record::DeathReason::PidGone,
+            "pid 4242 is gone",
+            end.labels_after.as_deref().unwrap(),
+        );
+        end.adopted = Some(Box::new(crate::record::AdoptedEvidence {
+            host: "build-01".into(),
+            machine_id: "0123456789abcdef0123456789abcdef".into(),
+            record: "acme/widgets/commands/issue/42-20261204T100000+0000~0123456789abcdef\
+                     .command.json"
+                .into(),
+            pid: 4242,
+            process_start: "8d1f0c2a-6b1e-4f7e-9a3b-2c5d7e9f1a3b:987654".into(),
+        }));
         end.kept = Some(salvage(true));
         insta::assert_snapshot!(end.to_comment());
     }

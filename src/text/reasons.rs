@@ -36,9 +36,14 @@ pub fn finished_note(end: &EndRecord, list: &[String], in_progress: &str) -> Str
     } else {
         list.join(", ")
     };
+    let keeps = list.iter().any(|l| l.eq_ignore_ascii_case(in_progress));
+    let without = if keeps {
+        String::new()
+    } else {
+        format!(", without {in_progress}")
+    };
     format!(
-        "claim {} ended {} but its labels were not all applied: now {labels}, without \
-         {in_progress}",
+        "claim {} ended {} but its labels were not all applied: now {labels}{without}",
         end.claim_id, end.outcome
     )
 }
@@ -64,6 +69,23 @@ pub fn adopted_writers(dead: &str, branch: &str, pids: &[u32]) -> String {
          on {branch} ({})",
         pids.len(),
         pids.join(", ")
+    )
+}
+
+/// The reason in the end record of a thirdshift Command its host proved dead; `labels_after`
+/// are the labels the issue carries once it ends.
+pub fn adopted_recovered_reason(
+    host: &str,
+    record: &str,
+    reason: DeathReason,
+    evidence: &str,
+    labels_after: &[String],
+) -> String {
+    format!(
+        "host {host} reports thirdshift's Command {record} dead ({}): {evidence}; ended as \
+         thirdshift's own failed run would be, the issue now labelled {}",
+        reason.as_str(),
+        labels_after.join(", ")
     )
 }
 
@@ -106,6 +128,18 @@ mod tests {
             finished_note(&end, &[], "in-progress"),
             duplicate_end_reason("c-1", 5_000_000_009),
             duplicate_report_reason(),
+            finished_note(
+                &end,
+                &["in-progress".to_string(), "agent-failed".to_string()],
+                "in-progress",
+            ),
+            adopted_recovered_reason(
+                "build-01",
+                "acme/widgets/commands/issue/7-20261204T100000+0000~0123456789abcdef.command.json",
+                DeathReason::PidGone,
+                "pid 4242 is gone",
+                &["in-progress".to_string(), "agent-failed".to_string()],
+            ),
         ];
         insta::assert_snapshot!(all.join("\n"));
     }

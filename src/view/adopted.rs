@@ -1,7 +1,8 @@
 //! The live view's rows for thirdshift's own Commands (docs/thirdshift.md): an issue that is
 //! `in-progress` with no claim comment of ours, but whose host reports a thirdshift Command on
 //! it, shows that Command like one of our Runs (host, stage and since when, harness, model,
-//! branch, health from the host's verdict), marked with its thirdshift record.
+//! branch, health from the host's verdict), marked with its thirdshift record, until an end
+//! record ends it.
 //!
 //! Pure: the snapshot in, rows out. It decides nothing about the Claim.
 
@@ -14,7 +15,11 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
     let mut rows = Vec::new();
     for view in &snapshot.reports {
         let report = &view.report;
+        let open = |id: &str| issue.ownership.adopted_end(id).is_none();
         for v in report.claims.iter().filter(|v| v.issue == issue.number) {
+            if !open(&v.claim_id) {
+                continue;
+            }
             let Some(facts) = &v.thirdshift else { continue };
             let health = match v.verdict {
                 Verdict::Alive => RunHealth::Alive,

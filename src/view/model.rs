@@ -185,16 +185,18 @@ pub fn build(input: &Inputs<'_>) -> View {
 /// The rows of one issue: its owner and superseded claims not ended by the pass, or the issue
 /// itself when it is `in-progress` without a Claim.
 fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
-    let adopted = super::adopted::rows(issue, input.snapshot);
-    if issue.ownership.active().next().is_none() && !adopted.is_empty() {
-        return adopted;
-    }
-    let ended = |c: &ClaimView| {
+    let ended_now = |id: &str| {
         input
             .ended
             .iter()
-            .any(|e| e.claim_id == c.record.claim_id && e.issue == issue.number)
+            .any(|e| e.claim_id == id && e.issue == issue.number)
     };
+    let mut adopted = super::adopted::rows(issue, input.snapshot);
+    adopted.retain(|r| !r.claim_id.as_deref().is_some_and(ended_now));
+    if issue.ownership.active().next().is_none() && !adopted.is_empty() {
+        return adopted;
+    }
+    let ended = |c: &ClaimView| ended_now(&c.record.claim_id);
     let mut rows: Vec<RunRow> = issue
         .ownership
         .active()
@@ -324,13 +326,22 @@ fn recoveries(input: &Inputs<'_>) -> Vec<Recovery> {
         .and_then(|r| serde_json::from_value(r.clone()).ok())
         .unwrap_or_default();
     for issue in &snapshot.issues {
-        for (claim, end) in &issue.ownership.ended {
+        let own = &issue.ownership;
+        let ours = own
+            .ended
+            .iter()
+            .map(|(c, e)| (Some(c.record.host.clone()), e));
+        let adopted = own
+            .adopted_ends
+            .iter()
+            .map(|e| (e.record.adopted.as_ref().map(|a| a.host.clone()), e));
+        for (host, end) in ours.chain(adopted) {
             if is_recovery(end.record.outcome) {
                 all.push(Recovery {
                     issue: issue.number,
                     title: issue.title.clone(),
-                    claim_id: claim.record.claim_id.clone(),
-                    host: Some(claim.record.host.clone()),
+                    claim_id: end.record.claim_id.clone(),
+                    host,
                     outcome: end.record.outcome,
                     ended_at: end.record.ended_at,
                     end_url: comment_url(&issue.html_url, end.comment_id),
@@ -369,7 +380,8 @@ fn applied_recovery(input: &Inputs<'_>, e: &EndedClaim) -> Option<Recovery> {
         .ownership
         .active()
         .find(|c| c.record.claim_id == e.claim_id)
-        .map(|c| c.record.host.clone());
+        .map(|c| c.record.host.clone())
+        .or_else(|| end.adopted.as_ref().map(|a| a.host.clone()));
     Some(Recovery {
         issue: e.issue,
         title: issue.title.clone(),

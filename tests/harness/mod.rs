@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 mod action;
+mod browser;
 mod chaos;
 mod fates;
 mod gates;
@@ -12,6 +13,8 @@ mod replay;
 mod runs;
 #[allow(unused_imports)]
 pub use action::*;
+#[allow(unused_imports)]
+pub use browser::*;
 #[allow(unused_imports)]
 pub use chaos::*;
 #[allow(unused_imports)]

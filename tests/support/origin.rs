@@ -42,6 +42,20 @@ impl Origin {
         git(&self.work, &["rev-parse", "HEAD"])
     }
 
+    /// The subjects of the commits on origin's `branch`, newest first; none when it is not there.
+    pub fn log(&self, branch: &str) -> Vec<String> {
+        let out = Command::new("git")
+            .arg("--git-dir")
+            .arg(&self.bare)
+            .args(["log", "--format=%s", branch])
+            .output()
+            .expect("git runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
     /// Deletes `branch` on origin.
     pub fn delete(&self, branch: &str) {
         let refspec = format!(":refs/heads/{branch}");

@@ -66,6 +66,7 @@ fn end_of(c: &ClaimRecord, outcome: Outcome, labels_after: Option<&[&str]>) -> E
         pull_request: None,
         continuation: None,
         resume: None,
+        adopted: None,
         ended_at: now(),
     }
 }
@@ -224,6 +225,7 @@ fn recovered(c: &ClaimRecord, comment_id: u64, label: &str) -> EndRecord {
         continuation: None,
         // A hand-off names the command that resumes the session (sample claims use claude).
         resume: (label == HUMAN).then(|| "claude --resume sess-77".to_string()),
+        adopted: None,
         ended_at: now(),
     }
 }
@@ -514,6 +516,7 @@ fn superseded_later_claim_is_ended_without_labels() {
         pull_request: None,
         continuation: None,
         resume: None,
+        adopted: None,
         ended_at: now(),
     };
     assert_eq!(plan.actions, [post(end)]);
@@ -588,6 +591,7 @@ fn closed_issue_with_active_claim_is_swept() {
         pull_request: None,
         continuation: None,
         resume: None,
+        adopted: None,
         ended_at: now(),
     };
     let superseded = EndRecord {
@@ -1050,4 +1054,5 @@ fn continue_policy_requeues_as_a_continuation_until_the_limit() {
     }
 }
 
+mod adopted;
 mod commands;

@@ -1,0 +1,195 @@
+//! Table tests of thirdshift's own Commands in the plan: a dead one is ended as thirdshift's
+//! Failed run labels the issue (released with nothing on origin, else kept and `agent-failed`),
+//! a live one is left alone, and an ended one's labels are finished without taking its kept
+//! Claim off. No HTTP.
+
+use super::*;
+use crate::record::AdoptedRun;
+
+const AGENT_FAILED: &str = "agent-failed";
+const TS: &str = "ts-00000000000000a7";
+const RECORD: &str = "o/r/commands/issue/7-20261204T100000+0000~0123456789abcdef.command.json";
+
+/// What a host reports of a thirdshift Command on issue 7 working on `branch`.
+fn command(verdict: Verdict, branch: &str) -> ClaimVerdict {
+    ClaimVerdict {
+        claim_id: TS.into(),
+        issue: 7,
+        verdict,
+        kept: None,
+        thirdshift: Some(AdoptedRun {
+            record: RECORD.into(),
+            kind: "Ticket".into(),
+            pid: 4242,
+            process_start: "b-2:987654".into(),
+            stage: Some("implementing".into()),
+            stage_since: None,
+            harness: Some("claude".into()),
+            model: Some("opus".into()),
+            effort: None,
+            branch: Some(branch.into()),
+            pull_request: None,
+            session_log: None,
+            resume: Some("thirdshift resume 7".into()),
+        }),
+    }
+}
+
+/// Issue 7 as thirdshift claimed it: `in-progress` alone, no claim comment.
+fn claimed_by_thirdshift() -> Issue {
+    issue(7, &[IN_PROGRESS, "bug"], vec![])
+}
+
+fn labels_of(world: &World) -> Vec<String> {
+    let mut labels = world.issues[0].labels.clone();
+    labels.sort();
+    labels
+}
+
+#[test]
+fn a_dead_command_with_nothing_on_origin_is_released_to_the_queue() {
+    // given a Command its host proved dead, nothing of it on origin, nothing kept
+    let mut i = claimed_by_thirdshift();
+    i.origin = origin(None, &[]);
+    let mut world = World::with(vec![i], vec![report(vec![command(dead(), "issue-7")])]);
+    // when a pass plans
+    let plan = world.plan();
+    // then it ends the Command with the evidence, and releases the Claim as thirdshift would
+    let end = end_of_plan(&plan);
+    assert_eq!(
+        (end.claim_id.as_str(), end.outcome),
+        (TS, Outcome::Recovered)
+    );
+    assert_eq!(end.claim_comment_id, None);
+    let evidence = end.adopted.as_ref().expect("the evidence");
+    assert_eq!(
+        (
+            evidence.host.as_str(),
+            evidence.record.as_str(),
+            evidence.pid
+        ),
+        (HOST, RECORD, 4242)
+    );
+    assert_eq!(evidence.process_start, "b-2:987654");
+    assert_eq!(end.labels_after, Some(vec![READY.to_string()]));
+    assert_eq!(plan.actions[1..], [add(7, READY), remove(7, IN_PROGRESS)]);
+    assert_eq!(healths(&plan), [(7, Some(TS), &Health::Recovered)]);
+    // and once applied, the next pass plans nothing: the end record is read back as thirdshift's
+    world.apply(&plan);
+    assert_eq!(labels_of(&world), ["bug", READY]);
+    assert!(world.plan().actions.is_empty(), "{:?}", world.plan());
+}
+
+#[test]
+fn a_dead_command_whose_work_is_on_origin_keeps_its_claim_labelled_agent_failed() {
+    // given dead Commands whose work reached origin in each way thirdshift counts, or was kept
+    let with_branch = {
+        let mut i = claimed_by_thirdshift();
+        i.origin = origin(Some("abc123"), &[]);
+        (i, command(dead(), "issue-7"))
+    };
+    let later_branch = (claimed_by_thirdshift(), command(dead(), "issue-7-branch-3"));
+    let kept_work = (
+        claimed_by_thirdshift(),
+        ClaimVerdict {
+            kept: Some(kept(false, true)),
+            ..command(dead(), "issue-7")
+        },
+    );
+    let security_fix = (
+        issue(7, &[IN_PROGRESS, "security-fix"], vec![]),
+        command(dead(), "issue-7"),
+    );
+    for (i, v) in [with_branch, later_branch, kept_work, security_fix] {
+        let mut world = World::with(vec![i], vec![report(vec![v])]);
+        // when a pass plans
+        let plan = world.plan();
+        // then the Claim stays and the issue is labelled agent-failed, nothing taken off
+        let end = end_of_plan(&plan);
+        assert_eq!(
+            end.labels_after,
+            Some(vec![IN_PROGRESS.to_string(), AGENT_FAILED.to_string()])
+        );
+        assert_eq!(end.resume.as_deref(), Some("thirdshift resume 7"));
+        assert_eq!(plan.actions[1..], [add(7, AGENT_FAILED)]);
+        // and once applied, later passes write nothing and never take in-progress off
+        world.apply(&plan);
+        assert!(labels_of(&world).contains(&AGENT_FAILED.to_string()));
+        assert!(labels_of(&world).contains(&IN_PROGRESS.to_string()));
+        for _ in 0..3 {
+            let again = world.plan();
+            assert!(again.actions.is_empty(), "{again:?}");
+        }
+    }
+}
+
+#[test]
+fn a_pass_killed_after_the_end_record_is_finished_by_the_next() {
+    // given a dead Command ended by a pass that was killed before its labels
+    let mut world = World::with(
+        vec![claimed_by_thirdshift()],
+        vec![report(vec![command(dead(), "issue-7-branch-2")])],
+    );
+    let plan = world.plan();
+    let only_the_end = Plan {
+        actions: plan.actions[..1].to_vec(),
+        findings: vec![],
+    };
+    world.apply(&only_the_end);
+    // when the next pass plans
+    let next = world.plan();
+    // then it adds the label the end record states, and posts no second end
+    assert_eq!(next.actions, [add(7, AGENT_FAILED)]);
+    assert_eq!(healths(&next), [(7, Some(TS), &Health::LabelsFinished)]);
+}
+
+#[test]
+fn live_commands_and_issues_no_longer_in_progress_are_left_alone() {
+    let writers = Verdict::WritersAlive {
+        pids: vec![99],
+        evidence: "its Harness runs".into(),
+    };
+    for v in [Verdict::Alive, writers] {
+        // given a Command alive (or with writers alive), beside a dead one on the same issue
+        let dead_too = ClaimVerdict {
+            claim_id: "ts-00000000000000b8".into(),
+            ..command(dead(), "issue-7")
+        };
+        let world = World::with(
+            vec![claimed_by_thirdshift()],
+            vec![report(vec![command(v.clone(), "issue-7"), dead_too])],
+        );
+        // then nothing is written
+        let plan = world.plan();
+        assert!(plan.actions.is_empty(), "{plan:?}");
+        assert_eq!(plan.findings.len(), 1, "the live Command only");
+    }
+    // given a dead Command on an issue a person took in-progress off
+    let world = World::with(
+        vec![issue(7, &[READY], vec![])],
+        vec![report(vec![command(dead(), "issue-7")])],
+    );
+    // then nothing is written either
+    assert!(world.plan().actions.is_empty());
+}
+
+#[test]
+fn an_end_record_naming_a_thirdshift_command_needs_its_evidence_and_a_trusted_author() {
+    // given end records for a `ts-` claim: one without evidence, one by a stranger
+    let mut world = World::with(
+        vec![claimed_by_thirdshift()],
+        vec![report(vec![command(dead(), "issue-7")])],
+    );
+    let mut end = world.plan();
+    let Action::PostEnd { end: record, .. } = &mut end.actions[0] else {
+        panic!("an end first")
+    };
+    let forged = comment("mallory", 1, record.to_comment());
+    record.adopted = None;
+    let bare = bot(2, record.to_comment());
+    world.issues[0].comments = vec![forged, bare];
+    // when a pass plans
+    let plan = world.plan();
+    // then neither counts: the Command is ended by this pass
+    assert!(matches!(&plan.actions[0], Action::PostEnd { end, .. } if end.claim_id == TS));
+}
