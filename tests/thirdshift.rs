@@ -267,6 +267,17 @@ async fn a_thirdshift_command_is_in_its_hosts_report_alive_then_dead_once_killed
         "{:?}",
         after[0].verdict
     );
+    // When the host passes with reconcile
+    observe_reconcile(&world, "h1", &config).await;
+    // Then the dead Command is ended (released: nothing of it anywhere), while the issue the
+    // other host's record names is never acted on
+    assert_eq!(world.ownership(issue).adopted_ends.len(), 1);
+    assert_eq!(world.labels(issue), [READY]);
+    assert_eq!(world.labels(other), [IN_PROGRESS]);
+    assert!(
+        world.records(other).is_empty(),
+        "nothing written on #{other}"
+    );
 }
 
 /// A stand-in for a Command's Harness, as thirdshift starts one (`src/process/session.rs`

@@ -591,6 +591,11 @@ mod tests {
             "<!-- thirdshift:base-ci-commit 0123abcd -->",
             "<!-- thirdshift:security-reproduction -->\nsteps",
             "<!-- thirdshift:built-with claude opus -->",
+            "Built with claude 2.1.11 · opus · high <!-- thirdshift:built-with -->",
+            "<!-- thirdshift:base-ci-flaky 2/3 -->",
+            "<!-- thirdshift:security-review -->\nnotes\n<!-- /thirdshift:security-review -->",
+            "\n<!-- thirdshift:security-fix -->\nFix Ticket: https://github.com/a/b/issues/8\n",
+            "\n<!-- thirdshift:security-close -->\nClosed by: https://github.com/a/b/pull/9",
         ] {
             assert_eq!(decode(body), Decoded::NotARecord, "{body}");
         }
