@@ -127,6 +127,8 @@ async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
         kept: None,
         started: true,
     };
+    // A Run's own end may use the budget kept in reserve.
+    ctx.client.spend_reserve();
     match release(&ctx, &a.claim, &ending).await? {
         Released::Ended => println!("claim {} ended: {}", a.claim, outcome.as_str()),
         Released::AlreadyEnded { outcome, by } => {
@@ -151,9 +153,14 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
         println!("{}", for_terminal(&carried.line()));
     }
     if !and_reconcile {
+        print_budget(&ctx);
         return Ok(OK);
     }
-    let code = reconcile_cmd(&ctx).await?;
+    let code = reconcile_pass(&ctx).await;
+    if code.is_err() {
+        print_budget(&ctx);
+        return code;
+    }
     // The report is written again from what the pass left, so an idle next pass writes nothing;
     // the dashboard then shows that report too (one more read, only when the report changed).
     let after = crate::observe::observe(&ctx).await?;
@@ -165,10 +172,27 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
         let published = crate::view::status::refresh(&ctx).await?;
         println!("{}", published.line());
     }
-    Ok(code)
+    print_budget(&ctx);
+    code
 }
 
+/// What is left of the rate budget, after every pass's summary.
+fn print_budget(ctx: &Ctx) {
+    let reserve = ctx.config.budget.reserve;
+    println!(
+        "{}",
+        crate::summary::budget(ctx.client.rate_remaining(), reserve)
+    );
+}
+
+/// `reconcile`: one pass, its summary and what is left of the budget.
 async fn reconcile_cmd(ctx: &Ctx) -> anyhow::Result<i32> {
+    let code = reconcile_pass(ctx).await;
+    print_budget(ctx);
+    code
+}
+
+async fn reconcile_pass(ctx: &Ctx) -> anyhow::Result<i32> {
     let pass = crate::reconcile::pass(ctx).await?;
     print!(
         "{}",

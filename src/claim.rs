@@ -117,6 +117,7 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
         status: LocalStatus::Posting,
         record: record.clone(),
         salvage: None,
+        finished: None,
     })?;
     let (posted, comments) = post_and_read(ctx, n, &record).await?;
     let resume = settle(ctx, n, &record, posted.id, &comments).await?;

@@ -26,6 +26,23 @@ pub struct Config {
     pub pickup: PickupConfig,
     pub commands: CommandsConfig,
     pub thirdshift: ThirdshiftConfig,
+    pub budget: BudgetConfig,
+}
+
+/// The API rate budget (docs/config.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetConfig {
+    /// Requests kept back for Runs' own end records: every other pass (observe, reconcile,
+    /// pickup, status, commands, a Claim being taken) stops once GitHub says no more than this
+    /// is left. Default 100: about ten Runs' ends, a tenth of a job token's hourly 1,000.
+    pub reserve: u64,
+}
+
+impl Default for BudgetConfig {
+    fn default() -> Self {
+        BudgetConfig { reserve: 100 }
+    }
 }
 
 /// thirdshift's own Runs on this host (docs/thirdshift.md).
@@ -539,7 +556,7 @@ mod tests {
             err,
             ".github/thirdshift.yml:3:1: unknown key `lables` \
              (expected one of labels, trusted_authors, registry_issue, run, recovery, hosts, \
-             pickup, commands, thirdshift)"
+             pickup, commands, thirdshift, budget)"
         );
     }
 

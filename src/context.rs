@@ -52,6 +52,7 @@ impl Ctx {
             .await
             .context("finding out who the credentials belong to")?
             .login;
+        client.keep_reserve(config.budget.reserve);
         let trust = Trust::new(config.trusted_authors.iter().cloned().chain([me.clone()]));
         let state = StateDir::resolve(globals.state_dir.as_deref())?;
         let cache = match (&globals.cache, globals.no_cache) {

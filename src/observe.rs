@@ -46,8 +46,11 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let mut verdicts = Vec::new();
     for c in &claims {
         let verdict = judge.verdict(c)?;
-        let kept = match &verdict {
-            Verdict::Dead { reason, .. } => keep_work(ctx, c, *reason).await?,
+        // A Run that ended by itself but could not write its end: its own outcome, its own salvage.
+        let finished = ctx.state.load(&c.claim_id).ok().and_then(|l| l.finished);
+        let kept = match (&verdict, &finished) {
+            (_, Some(f)) => f.kept.clone(),
+            (Verdict::Dead { reason, .. }, None) => keep_work(ctx, c, *reason).await?,
             _ => None,
         };
         verdicts.push(ClaimVerdict {
@@ -56,6 +59,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
             verdict,
             kept,
             thirdshift: None,
+            finished: finished.map(Box::new),
         });
     }
     for a in adopted {
@@ -76,6 +80,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
             verdict,
             kept,
             thirdshift: Some(a.facts),
+            finished: None,
         });
     }
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
@@ -289,6 +294,7 @@ mod tests {
                     verdict: Verdict::Alive,
                     kept: None,
                     thirdshift: None,
+                    finished: None,
                 })
                 .collect(),
             capacity: None,

@@ -11,21 +11,11 @@ use crate::claim::{end_record, post_record};
 use crate::context::Ctx;
 use crate::host::LocalStatus;
 use crate::policy::{label_after, label_unstarted};
-use crate::record::{ClaimState, Kind, Outcome, Salvage};
+use crate::record::{ClaimState, Kind, Outcome};
 
-/// How a Claim ends.
-#[derive(Clone, Debug)]
-pub struct Ending {
-    pub outcome: Outcome,
-    pub reason: String,
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    /// What the Run's host kept of its work (`crate::keep`), for the end record and the labels.
-    pub kept: Option<Salvage>,
-    /// Whether the Run's command started; a Claim whose command never started gives the
-    /// labels back as it found them ([`crate::policy::label_unstarted`]).
-    pub started: bool,
-}
+/// How a Claim ends: the record a Run keeps locally before posting it
+/// ([`crate::record::RunEnding`]), so a refused write loses nothing.
+pub type Ending = crate::record::RunEnding;
 
 /// What `release` did.
 #[derive(Clone, Debug, PartialEq, Eq)]

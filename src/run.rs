@@ -64,12 +64,37 @@ pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Resul
     if let Some(reason) = salvage_reason(&ending) {
         ending.kept = crate::keep::keep_own(ctx, &held.record.claim_id, sid, reason).await?;
     }
-    if let Released::AlreadyEnded { outcome, by } =
-        release(ctx, &held.record.claim_id, &ending).await?
-    {
-        tracing::warn!(%outcome, %by, kept = ?ending.kept, "the Claim was already ended");
-    }
+    end_own(ctx, &held.record.claim_id, &ending).await?;
     Ok(code)
+}
+
+/// Ends this host's Run's Claim with `ending`, kept in its local record first. When GitHub
+/// refuses the end write for longer than its retries last, the Claim is left to this host's
+/// `observe`: its report carries the kept outcome, and reconcile ends the Claim with it (a
+/// `done` stays done). Fails only when the outcome could not be kept either.
+async fn end_own(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Result<()> {
+    let kept = ctx
+        .state
+        .update(claim_id, |l| l.finished = Some(ending.clone()));
+    ctx.client.spend_reserve();
+    match release(ctx, claim_id, ending).await {
+        Ok(Released::AlreadyEnded { outcome, by }) => {
+            tracing::warn!(%outcome, %by, kept = ?ending.kept, "the Claim was already ended");
+            Ok(())
+        }
+        Ok(Released::Ended) => Ok(()),
+        Err(e) if kept.is_ok() => {
+            eprintln!(
+                "thirdshift-reconciler: {}",
+                crate::text::reasons::end_left_to_observe(claim_id, ending.outcome, &e)
+            );
+            Ok(())
+        }
+        Err(e) => Err(e.context(format!(
+            "the Run's outcome ({}) could not be kept locally either",
+            ending.outcome
+        ))),
+    }
 }
 
 /// Ends the Claim of a Run whose command could not be started (`err`) as `failed`, its labels
@@ -85,7 +110,7 @@ async fn not_started(ctx: &Ctx, held: &Held, err: &anyhow::Error) -> anyhow::Res
         kept: None,
         started: false,
     };
-    release(ctx, claim_id, &ending).await?;
+    end_own(ctx, claim_id, &ending).await?;
     eprintln!(
         "thirdshift-reconciler: {}; claim {claim_id} on #{} ended failed, its labels back as \
          the Claim found them",

@@ -62,5 +62,14 @@ pub fn health(h: &Health) -> &'static str {
         Health::Continued => "continued",
         Health::Swept => "swept",
         Health::LabelsFinished => "labels finished",
+        Health::Finished => "ended for its Run",
+    }
+}
+
+/// The rate budget left after a pass, and the reserve kept for Runs' own end records.
+pub fn budget(remaining: Option<u64>, reserve: u64) -> String {
+    match remaining {
+        Some(n) => format!("rate budget: {n} request(s) left this hour, {reserve} kept in reserve"),
+        None => format!("rate budget: not reported by GitHub, {reserve} kept in reserve"),
     }
 }

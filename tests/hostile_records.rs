@@ -55,6 +55,7 @@ fn dead_report(host: &str, issue: u64, claim_id: &str) -> String {
             },
             kept: None,
             thirdshift: None,
+            finished: None,
         }],
         capacity: None,
         slots_used: None,

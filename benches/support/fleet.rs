@@ -73,6 +73,7 @@ pub fn report(k: usize, claims: &[&ClaimRecord]) -> HostReport {
             verdict: Verdict::Alive,
             kept: None,
             thirdshift: None,
+            finished: None,
         })
         .collect();
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));

@@ -36,6 +36,18 @@ pub enum GithubError {
         path: String,
         needs: &'static str,
     },
+    /// The rate budget is down to the reserve kept for Runs' own end writes: this pass reads
+    /// and writes nothing more.
+    #[error(
+        "the rate budget for {repo} is down to {remaining} requests, within the reserve of \
+         {reserve} kept for Runs' own end records (`budget.reserve`): this pass stops here and \
+         the next one goes on once the budget resets"
+    )]
+    Reserve {
+        repo: String,
+        remaining: u64,
+        reserve: u64,
+    },
     #[error("GitHub rate limit exhausted for {repo}; it resets in {reset_in:?}")]
     RateLimited { repo: String, reset_in: Duration },
     #[error("{method} {path} on {repo} failed with {status}: {message}")]

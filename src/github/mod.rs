@@ -67,6 +67,9 @@ pub struct Client {
     repo: Repo,
     retry: RetryPolicy,
     rate_remaining: Arc<AtomicU64>,
+    /// The budget kept back for Runs' own end writes: a request made while GitHub's last answer
+    /// left no more than this is refused before it is sent (0: none kept).
+    reserve: Arc<AtomicU64>,
     /// The GitHub App whose installation tokens authenticate requests; `None` for a token.
     app: Option<Arc<app_auth::AppAuth>>,
 }
@@ -129,6 +132,7 @@ impl Client {
             repo,
             retry: RetryPolicy::from_env(),
             rate_remaining: Arc::new(AtomicU64::new(u64::MAX)),
+            reserve: Arc::new(AtomicU64::new(0)),
             app,
         })
     }
@@ -155,6 +159,28 @@ impl Client {
             u64::MAX => None,
             n => Some(n),
         }
+    }
+
+    /// Keeps `reserve` requests of the budget back: requests stop once GitHub's last answer left
+    /// no more than that ([`GithubError::Reserve`]).
+    pub fn keep_reserve(&self, reserve: u64) {
+        self.reserve.store(reserve, Ordering::Relaxed);
+    }
+
+    /// Lets this client use the reserve: a Run's own end writes do.
+    pub fn spend_reserve(&self) {
+        self.reserve.store(0, Ordering::Relaxed);
+    }
+
+    /// The refusal of a request while the budget is within the reserve, if it is.
+    fn within_reserve(&self) -> Option<GithubError> {
+        let reserve = self.reserve.load(Ordering::Relaxed);
+        let remaining = self.rate_remaining()?;
+        (reserve > 0 && remaining <= reserve).then(|| GithubError::Reserve {
+            repo: self.repo.to_string(),
+            remaining,
+            reserve,
+        })
     }
 
     fn note_rate(&self, headers: &http::HeaderMap) {

@@ -160,6 +160,9 @@ impl Client {
         };
         let mut attempt = 0;
         loop {
+            if let Some(refusal) = self.within_reserve() {
+                return Err(refusal);
+            }
             attempt += 1;
             let (detail, after) = match self.attempt(&method, url, body, &headers).await {
                 Attempt::Done(resp) => return self.check(&method, url, resp),

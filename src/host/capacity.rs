@@ -134,6 +134,7 @@ mod tests {
             status,
             record,
             salvage: None,
+            finished: None,
         }
     }
 

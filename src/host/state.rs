@@ -39,6 +39,10 @@ pub struct LocalClaim {
     /// What salvage kept once the Claim was proven dead (salvage runs once per Claim).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub salvage: Option<crate::record::Salvage>,
+    /// How the Run ended by itself, kept before its end record is posted: if GitHub refuses
+    /// that write, `observe` reports it and reconcile ends the Claim with this outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished: Option<crate::record::RunEnding>,
 }
 
 /// The folder of local Claim records.
@@ -191,6 +195,7 @@ mod tests {
             status: LocalStatus::Active,
             record: sample_claim(),
             salvage: None,
+            finished: None,
         };
         state.save(&claim).expect("first save");
         // When two writers (a Run and its CMD's `stage`) update it at the same moment, often

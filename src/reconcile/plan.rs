@@ -107,6 +107,9 @@ pub enum Health {
     Swept,
     /// An end record whose labels were not all applied: finished by this pass.
     LabelsFinished,
+    /// The Run ended by itself but could not write its end record: ended by this pass with the
+    /// outcome its host reports it kept.
+    Finished,
 }
 
 /// What the pass noticed about one issue or Claim.
@@ -247,6 +250,10 @@ impl Cx<'_> {
                          {evidence}"
                     ),
                 ),
+                Verdict::Dead { .. } if cv.finished.is_some() => {
+                    let finished = cv.finished.as_deref().expect("checked");
+                    return self.end_finished(issue, owner, finished, s);
+                }
                 Verdict::Dead { reason, evidence } => {
                     return self.recover(issue, owner, *reason, evidence, cv.kept.as_ref(), s);
                 }

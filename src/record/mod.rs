@@ -30,7 +30,7 @@ pub use ownership::{
     ClaimState, ClaimView, EndView, Ownership, Problem, ProblemKind, RawComment, Trust,
 };
 pub use reply::{Answer, ReplyRecord};
-pub use report::{AdoptedRun, ClaimVerdict, DeathReason, HostReport, Salvage, Verdict};
+pub use report::{AdoptedRun, ClaimVerdict, DeathReason, HostReport, RunEnding, Salvage, Verdict};
 
 /// The protocol version this reader writes and understands.
 pub const VERSION: u32 = 1;

@@ -125,6 +125,28 @@ pub struct ClaimVerdict {
     /// For a thirdshift Command this host adopted (docs/thirdshift.md): what its record says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thirdshift: Option<AdoptedRun>,
+    /// How the Run ended by itself, as it kept it in this host's local record before GitHub
+    /// refused its end record: reconcile ends the Claim with this outcome, never as a recovery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished: Option<Box<RunEnding>>,
+}
+
+/// How a Run ended by itself (its command's outcome), kept in its local record before its end
+/// record is posted, so a refused write never turns a finished Run into a recovered one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunEnding {
+    pub outcome: super::Outcome,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// What the Run kept of its work (`crate::keep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<Salvage>,
+    /// Whether the Run's command started (a Claim whose command never started gives the labels
+    /// back as it found them).
+    pub started: bool,
 }
 
 /// A thirdshift Command as its record on the host describes it, for people and the live view.
@@ -208,6 +230,9 @@ impl HostReport {
         super::field::name("host", &self.host)?;
         for c in &self.claims {
             super::check_claim_id(&c.claim_id)?;
+            if let Some(f) = &c.finished {
+                super::field::text("finished.reason", &f.reason)?;
+            }
         }
         Ok(())
     }
@@ -233,6 +258,7 @@ mod tests {
                     },
                     kept: None,
                     thirdshift: None,
+                    finished: None,
                 },
                 ClaimVerdict {
                     claim_id: "c-2".into(),
@@ -243,6 +269,7 @@ mod tests {
                     },
                     kept: None,
                     thirdshift: None,
+                    finished: None,
                 },
             ],
             capacity: Some(2),

@@ -399,6 +399,16 @@ impl Sim {
         limit.saturating_sub(budget.used)
     }
 
+    /// Spends `n` requests of this token's hourly budget, as other jobs sharing the token do.
+    pub fn spend(&self, token: &str, n: u32) {
+        let mut st = self.lock();
+        let now = chrono::Utc::now().timestamp();
+        st.budget(token, now);
+        if let Some(b) = st.budgets.get_mut(token) {
+            b.used = b.used.saturating_add(n);
+        }
+    }
+
     /// `owner/name`.
     pub fn repo_full_name(&self) -> String {
         let st = self.lock();

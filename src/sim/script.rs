@@ -73,6 +73,11 @@ impl Sim {
         });
     }
 
+    /// Ends every failure `fail_next` scripted that is still waiting (GitHub is well again).
+    pub fn clear_failures(&self) {
+        self.lock().script.failures.clear();
+    }
+
     /// The next comments created are left out of comment lists (per issue and repo-wide) for
     /// these many list reads each, in creation order; a single comment read sees them at once.
     pub fn lag_next_comments(&self, reads: &[u32]) {

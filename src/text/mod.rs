@@ -384,6 +384,7 @@ mod tests {
                     verdict: Verdict::Alive,
                     kept: None,
                     thirdshift: None,
+                    finished: None,
                 },
                 ClaimVerdict {
                     claim_id: "c-b".into(),
@@ -394,6 +395,7 @@ mod tests {
                     },
                     kept: None,
                     thirdshift: None,
+                    finished: None,
                 },
                 ClaimVerdict {
                     claim_id: "c-c".into(),
@@ -404,6 +406,7 @@ mod tests {
                     },
                     kept: None,
                     thirdshift: None,
+                    finished: None,
                 },
             ],
             capacity: None,

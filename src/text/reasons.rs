@@ -56,6 +56,29 @@ pub fn duplicate_report_reason() -> String {
     "a later copy of a host's report; the first one counts".to_string()
 }
 
+/// What a Run says when GitHub refused its end record for longer than its retries: its outcome
+/// is kept on this host, and the Claim is ended with it later.
+pub fn end_left_to_observe(
+    claim_id: &str,
+    outcome: crate::record::Outcome,
+    error: &anyhow::Error,
+) -> String {
+    format!(
+        "could not write the end of claim {claim_id} ({error:#}); the Run's outcome `{outcome}` is \
+         kept in this host's state folder: this host's next `observe` reports it and reconcile \
+         ends the Claim `{outcome}`"
+    )
+}
+
+/// The reason in the end record reconcile writes for a Run that ended by itself but whose own end
+/// write GitHub refused; `reason` is the Run's own.
+pub fn finished_for_run(host: &str, claim_id: &str, reason: &str) -> String {
+    format!(
+        "host {host} reports that the Run of claim {claim_id} ended by itself ({reason}) but could \
+         not write its end record: ended for it with its own outcome"
+    )
+}
+
 /// The reason of a Run's end when its command could not be started; `error` says why.
 pub fn not_started_reason(error: &str) -> String {
     format!("the Run's command could not be started: {error}")

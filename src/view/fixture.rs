@@ -69,6 +69,7 @@ fn verdict(c: &ClaimRecord, verdict: Verdict) -> ClaimVerdict {
         verdict,
         kept: None,
         thirdshift: None,
+        finished: None,
     }
 }
 

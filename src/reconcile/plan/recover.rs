@@ -6,10 +6,10 @@
 //! rest of `plan`.
 
 use crate::config::OnDead;
-use crate::policy::{continuations, resume_command, work_left};
-use crate::record::{ClaimView, Continuation, DeathReason, Outcome, Salvage};
+use crate::policy::{continuations, label_after, label_unstarted, resume_command, work_left};
+use crate::record::{ClaimView, Continuation, DeathReason, Outcome, RunEnding, Salvage};
 use crate::snapshot::IssueSnapshot;
-use crate::text::reasons::recovered_reason;
+use crate::text::reasons::{finished_for_run, recovered_reason};
 
 use super::{claim_finding, Cx, Finding, Health, Steps};
 
@@ -74,6 +74,39 @@ impl Cx<'_> {
         s.add_missing(issue, target);
         s.remove_present(issue, &labels.in_progress);
         claim_finding(owner, health, format!("{why}; the issue goes to {target}"))
+    }
+}
+
+impl Cx<'_> {
+    /// Ends `owner`, whose Run ended by itself as `finished` says but could not write its end
+    /// record (its host reports the outcome it kept): with that outcome, its status and what it
+    /// kept, labelled as the Run itself would have (`crate::release`), never as a recovery.
+    pub(super) fn end_finished(
+        &self,
+        issue: &IssueSnapshot,
+        owner: &ClaimView,
+        finished: &RunEnding,
+        s: &mut Steps,
+    ) -> Finding {
+        let labels = &self.config.labels;
+        let claim = &owner.record;
+        let why = finished_for_run(&claim.host, &claim.claim_id, &finished.reason);
+        let mut end = self.end_record(owner, finished.outcome, why.clone());
+        end.exit_code = finished.exit_code;
+        end.signal = finished.signal;
+        end.kept.clone_from(&finished.kept);
+        let add = if finished.started {
+            label_after(labels, claim, finished.outcome, finished.kept.as_ref())
+        } else {
+            label_unstarted(labels, claim)
+        };
+        end.labels_after = Some(add.map(str::to_string).into_iter().collect());
+        s.end(end);
+        if let Some(label) = add {
+            s.add_missing(issue, label);
+        }
+        s.remove_present(issue, &labels.in_progress);
+        claim_finding(owner, Health::Finished, why)
     }
 }
 

@@ -195,6 +195,7 @@ fn verdict(c: &ClaimRecord, verdict: Verdict) -> ClaimVerdict {
         verdict,
         kept: None,
         thirdshift: None,
+        finished: None,
     }
 }
 
@@ -288,6 +289,45 @@ fn dead_owner_with_nothing_started_is_ended_and_requeued() {
                 .into(),
         }]
     );
+}
+
+#[test]
+fn a_run_that_ended_by_itself_but_could_not_write_its_end_is_ended_with_its_own_outcome() {
+    for (outcome, code, labels) in [
+        (Outcome::Done, 0, vec![]),
+        (Outcome::Failed, 3, vec![HUMAN.to_string()]),
+    ] {
+        // given a Run that ended by itself (a stage of its own reported), whose host reports the
+        // outcome it kept because GitHub refused its end record, and its process gone
+        let c = claim(7, "c-a");
+        let finished = crate::record::RunEnding {
+            outcome,
+            reason: format!("the Run's command exited with status {code}"),
+            exit_code: Some(code),
+            signal: None,
+            kept: None,
+            started: true,
+        };
+        let v = ClaimVerdict {
+            finished: Some(Box::new(finished)),
+            ..verdict(&c, dead())
+        };
+        let world = World::with(
+            vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
+            vec![report(vec![v])],
+        );
+        // when the pass plans
+        let plan = world.plan();
+        // then the Claim ends with the Run's own outcome and status, labelled as the Run would
+        let end = end_of_plan(&plan);
+        assert_eq!((end.outcome, end.exit_code), (outcome, Some(code)));
+        assert_eq!(end.labels_after.as_ref(), Some(&labels));
+        assert!(end.reason.contains("ended by itself"), "{}", end.reason);
+        let mut expected: Vec<Action> = labels.iter().map(|l| add(7, l)).collect();
+        expected.push(remove(7, IN_PROGRESS));
+        assert_eq!(plan.actions[1..], expected);
+        assert_eq!(healths(&plan), [(7, Some("c-a"), &Health::Finished)]);
+    }
 }
 
 #[test]

@@ -32,6 +32,7 @@ fn command(verdict: Verdict, branch: &str) -> ClaimVerdict {
             session_log: None,
             resume: Some("thirdshift resume 7".into()),
         }),
+        finished: None,
     }
 }
 
