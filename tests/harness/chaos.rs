@@ -65,6 +65,10 @@ pub struct Counts {
     pub salvages: u64,
     pub salvages_pushed: u64,
     pub salvaged_commits: u64,
+    /// Runs that finished behind a burst of refused comment posts (`fates.rs`), and those of
+    /// them whose own end was refused, left to their host's observe.
+    pub refused_ends: u64,
+    pub ends_left_to_observe: u64,
     pub violations: Vec<String>,
 }
 
@@ -86,6 +90,8 @@ pub struct Soak<'w> {
     pub counts: Counts,
     /// The bare origin the emulator reads branches from and Runs push to.
     pub origin: Origin,
+    /// Runs finishing while every comment post is refused: (their issue, claim id, Run PID).
+    pub refusing: Vec<(u64, String, u32)>,
 }
 
 impl<'w> Soak<'w> {
@@ -116,6 +122,7 @@ impl<'w> Soak<'w> {
             requeues: Vec::new(),
             counts: Counts::default(),
             origin,
+            refusing: Vec::new(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! long soak keeps starting Runs. The fault-free replay (`replay.rs`) repeats both. It checks no
 //! invariant (`chaos.rs` does).
 
-use thirdshift_reconciler::record::ClaimView;
+use thirdshift_reconciler::record::{ClaimState, ClaimView};
 
 use super::*;
 
@@ -46,6 +46,9 @@ impl Soak<'_> {
                 self.gates.open(&w, "go");
                 continue;
             };
+            if matches!(end, End::Exit(_)) && pct < 100 && self.rng.chance(25) {
+                self.refuse_posts_while_it_ends(&w);
+            }
             self.end_run(&w, end, &owner);
         }
     }
@@ -73,6 +76,36 @@ impl Soak<'_> {
             1 => Kill::RunOnly,
             _ => Kill::Child,
         }
+    }
+
+    /// The fate "Run finished behind a burst of refusals": every comment post is answered 502
+    /// from now until the Run (about to exit by itself) is gone ([`Soak::end_refusals`]), so
+    /// its own end record is refused for longer than its retries last.
+    fn refuse_posts_while_it_ends(&mut self, w: &Waiting) {
+        const COMMENTS: &str = "/repos/{owner}/{repo}/issues/{issue_number}/comments";
+        self.world.sim.fail_next("POST", COMMENTS, u32::MAX, false);
+        self.refusing.push((w.issue, w.claim_id.clone(), w.run_pid));
+        self.counts.refused_ends += 1;
+    }
+
+    /// Waits until every Run finishing behind refusals is gone, then lets GitHub accept posts
+    /// again; counts those whose own end was refused (left to their host's observe).
+    pub async fn end_refusals(&mut self) {
+        for (issue, claim_id, pid) in std::mem::take(&mut self.refusing) {
+            wait_until(&format!("the Run {pid} of #{issue} to end"), STEP, || {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .map_or(true, |stat| stat.contains(") Z "))
+            })
+            .await;
+            let ended = matches!(
+                self.world.ownership(issue).state(&claim_id),
+                ClaimState::Ended { .. }
+            );
+            if !ended {
+                self.counts.ends_left_to_observe += 1;
+            }
+        }
+        self.world.sim.clear_failures();
     }
 
     pub(super) fn end_run(&mut self, w: &Waiting, end: End, owner: &ClaimView) {
