@@ -63,6 +63,7 @@ pub fn health(h: &Health) -> &'static str {
         Health::Swept => "swept",
         Health::LabelsFinished => "labels finished",
         Health::Finished => "ended for its Run",
+        Health::PeoplesLabels => "a person's labels",
     }
 }
 

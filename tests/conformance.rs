@@ -37,6 +37,7 @@ const LABEL: &str = "/repos/{owner}/{repo}/labels/{name}";
 const ISSUE_LABELS: &str = "/repos/{owner}/{repo}/issues/{issue_number}/labels";
 const ISSUE_LABEL: &str = "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}";
 const ISSUE_REACTIONS: &str = "/repos/{owner}/{repo}/issues/{issue_number}/reactions";
+const ISSUE_EVENTS: &str = "/repos/{owner}/{repo}/issues/{issue_number}/events";
 const COMMENT_REACTIONS: &str = "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions";
 const PERMISSION: &str = "/repos/{owner}/{repo}/collaborators/{username}/permission";
 const BRANCHES: &str = "/repos/{owner}/{repo}/branches";
@@ -73,6 +74,7 @@ const EMULATOR_ROUTES: &[(&str, &str)] = &[
     ("PUT", ISSUE_LABELS),
     ("DELETE", ISSUE_LABELS),
     ("DELETE", ISSUE_LABEL),
+    ("GET", ISSUE_EVENTS),
     ("GET", ISSUE_REACTIONS),
     ("POST", ISSUE_REACTIONS),
     ("GET", COMMENT_REACTIONS),
@@ -307,6 +309,10 @@ async fn exercise_every_route(
     s.delete(200, &format!("{labels}/in-progress")).await;
     s.delete(404, &format!("{labels}/in-progress")).await;
     s.delete(204, &format!("/issues/{second}/labels")).await;
+    // Who changed which label when: labeled and unlabeled events, paged
+    s.get(200, &format!("/issues/{n}/events")).await;
+    s.get(200, &format!("/issues/{n}/events?per_page=1&page=2"))
+        .await;
 
     // Reactions (a repeated reaction is GitHub's 200, a new one 201)
     let on_issue = format!("/issues/{n}/reactions");
@@ -472,6 +478,7 @@ fn decode_model(x: &Exchange) -> Result<(), String> {
         (_, ISSUE_REACTIONS) | (_, COMMENT_REACTIONS) => {
             decode::<models::reactions::Reaction>(body)
         }
+        ("GET", ISSUE_EVENTS) => decode::<models::IssueEvent>(body),
         ("GET", PERMISSION) => decode::<CollaboratorPermission>(body),
         ("GET", BRANCHES) | ("GET", BRANCH) => decode::<models::repos::Branch>(body),
         ("GET", PULLS) | ("GET", PULL) => decode::<models::pulls::PullRequest>(body),

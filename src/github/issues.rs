@@ -5,7 +5,7 @@ use http::Method;
 use serde_json::json;
 
 use super::error::{GhResult, GithubError};
-use super::models::Issue;
+use super::models::{Issue, IssueEvent};
 use super::transport::Retry;
 use super::Client;
 
@@ -78,6 +78,12 @@ impl Client {
             Ok(_) | Err(GithubError::NotFound { .. }) => Ok(()),
             Err(e) => Err(e),
         }
+    }
+
+    /// `GET .../issues/{n}/events`, every page, oldest first: who changed which label when.
+    pub async fn issue_events(&self, number: u64) -> GhResult<Vec<IssueEvent>> {
+        let url = self.repo_url(&format!("/issues/{number}/events?per_page=100"));
+        self.get_all(&url).await
     }
 }
 

@@ -87,3 +87,23 @@ impl Comment {
         self.body.as_deref().unwrap_or("")
     }
 }
+
+/// One event of an issue's timeline of changes (`GET .../issues/{n}/events`); only label events
+/// (`labeled`, `unlabeled`) carry a label.
+#[derive(Clone, Debug, Deserialize)]
+pub struct IssueEvent {
+    pub id: u64,
+    pub event: String,
+    /// `None` for a deleted ("ghost") account.
+    #[serde(default)]
+    pub actor: Option<User>,
+    #[serde(default)]
+    pub label: Option<EventLabel>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The label a `labeled` or `unlabeled` event names.
+#[derive(Clone, Debug, Deserialize)]
+pub struct EventLabel {
+    pub name: String,
+}

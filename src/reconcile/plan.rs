@@ -17,14 +17,13 @@ use chrono::{DateTime, Utc};
 
 use crate::config::Config;
 use crate::record::{
-    CancelRecord, ClaimVerdict, ClaimView, EndRecord, EndView, Outcome, ProblemKind, ReplyRecord,
-    Verdict,
+    CancelRecord, ClaimVerdict, ClaimView, EndRecord, Outcome, ProblemKind, ReplyRecord, Verdict,
 };
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
 use crate::text::reasons::{
-    duplicate_end_reason, duplicate_report_reason, finished_note, superseded_reason, swept_reason,
-    unowned_note,
+    duplicate_end_reason, duplicate_report_reason, finished_note, peoples_labels_note,
+    superseded_reason, swept_reason, unowned_note,
 };
 
 /// One write to GitHub. Within an issue, actions come in the order they must be applied: end
@@ -107,6 +106,9 @@ pub enum Health {
     Swept,
     /// An end record whose labels were not all applied: finished by this pass.
     LabelsFinished,
+    /// A person changed the labels an end record states after it was posted: theirs, left as
+    /// they set them.
+    PeoplesLabels,
     /// The Run ended by itself but could not write its end record: ended by this pass with the
     /// outcome its host reports it kept.
     Finished,
@@ -311,7 +313,7 @@ impl Cx<'_> {
         if !issue.has_label(in_progress) {
             return None;
         }
-        let Some((end, list)) = latest_intent(issue) else {
+        let Some((end, list)) = issue.ownership.latest_intent() else {
             if !issue.open {
                 return None;
             }
@@ -323,12 +325,22 @@ impl Cx<'_> {
                 note: unowned_note(issue.number, in_progress),
             });
         };
+        // A label a person removed or added since the end record is theirs: never undone.
+        let mut theirs = Vec::new();
         for label in list {
-            s.add_missing(issue, label);
+            if issue.changed_by_people(label, false) {
+                theirs.push(label.clone());
+            } else {
+                s.add_missing(issue, label);
+            }
         }
         // A thirdshift Command's failed run keeps its Claim: `in-progress` stays when listed.
         if !list.iter().any(|l| l.eq_ignore_ascii_case(in_progress)) {
-            s.remove_present(issue, in_progress);
+            if issue.changed_by_people(in_progress, true) {
+                theirs.push(in_progress.clone());
+            } else {
+                s.remove_present(issue, in_progress);
+            }
         }
         let host = issue
             .ownership
@@ -337,12 +349,21 @@ impl Cx<'_> {
             .find(|(_, e)| e.comment_id == end.comment_id)
             .map(|(c, _)| c.record.host.clone())
             .or_else(|| end.record.adopted.as_ref().map(|a| a.host.clone()));
+        let (health, note) = if theirs.is_empty() {
+            let note = finished_note(&end.record, list, in_progress);
+            (Health::LabelsFinished, note)
+        } else {
+            (
+                Health::PeoplesLabels,
+                peoples_labels_note(&end.record, &theirs),
+            )
+        };
         Some(Finding {
             issue: issue.number,
             claim_id: Some(end.record.claim_id.clone()),
             host,
-            health: Health::LabelsFinished,
-            note: finished_note(&end.record, list, in_progress),
+            health,
+            note,
         })
     }
 
@@ -366,19 +387,6 @@ impl Cx<'_> {
             ended_at: self.input.now,
         }
     }
-}
-
-/// The end record with the highest comment id among those that state `labels_after` (ours and
-/// thirdshift Commands'). Ends stating nothing (a superseded or withdrawn claim's) never owned
-/// the labels, so they do not hide an owner's end that a killed pass left unfinished.
-fn latest_intent(issue: &IssueSnapshot) -> Option<(&EndView, &Vec<String>)> {
-    let own = &issue.ownership;
-    own.ended
-        .iter()
-        .map(|(_, e)| e)
-        .chain(&own.adopted_ends)
-        .filter_map(|e| e.record.labels_after.as_ref().map(|l| (e, l)))
-        .max_by_key(|(e, _)| e.comment_id)
 }
 
 fn claim_finding(claim: &ClaimView, health: Health, note: String) -> Finding {

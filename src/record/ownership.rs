@@ -315,6 +315,19 @@ impl Ownership {
         self.active().chain(ended).map(|c| c.comment_id).max()
     }
 
+    /// The end record with the highest comment id among those that state `labels_after` (ours
+    /// and thirdshift Commands'), with those labels. Ends stating nothing (a superseded or
+    /// withdrawn claim's) never owned the labels, so they do not hide an owner's end that a
+    /// killed pass left unfinished.
+    pub fn latest_intent(&self) -> Option<(&EndView, &Vec<String>)> {
+        self.ended
+            .iter()
+            .map(|(_, e)| e)
+            .chain(&self.adopted_ends)
+            .filter_map(|e| e.record.labels_after.as_ref().map(|l| (e, l)))
+            .max_by_key(|(e, _)| e.comment_id)
+    }
+
     /// The end record of the thirdshift Command `claim_id`, if one ended it.
     pub fn adopted_end(&self, claim_id: &str) -> Option<&EndView> {
         self.adopted_ends

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::ctx::{percent_encode, Caller};
-use super::state::{Comment, Issue, Label, Reaction, State, Target, User};
+use super::state::{Comment, Issue, Label, LabelEvent, Reaction, State, Target, User};
 
 /// RFC 3339 with `Z` and whole seconds, as GitHub writes timestamps.
 pub(crate) fn ts(t: DateTime<Utc>) -> String {
@@ -103,6 +103,25 @@ pub(crate) fn label(repo_url: &str, l: &Label) -> Value {
         "description": l.description,
         "color": l.color,
         "default": false,
+    })
+}
+
+/// `labeled-issue-event` / `unlabeled-issue-event`: who changed which label, when.
+pub(crate) fn label_event(base: &str, repo_url: &str, st: &State, e: &LabelEvent) -> Value {
+    let color = st
+        .label(&e.label)
+        .map_or(super::state::DEFAULT_LABEL_COLOR, |l| l.color.as_str());
+    json!({
+        "id": e.id,
+        "node_id": node_id(if e.event == "labeled" { "LE" } else { "UNLE" }, e.id),
+        "url": format!("{repo_url}/issues/events/{}", e.id),
+        "actor": user_by_login(base, st, &e.actor),
+        "event": e.event,
+        "commit_id": null,
+        "commit_url": null,
+        "created_at": ts(e.created_at),
+        "performed_via_github_app": null,
+        "label": { "name": e.label, "color": color },
     })
 }
 

@@ -263,10 +263,17 @@ impl Sim {
         st.set_state(issue, false, Some("completed"), &author);
     }
 
-    /// Replaces an issue's labels, as a person editing the issue would (seeding helper).
+    /// Replaces an issue's labels, as a person editing the issue would: the repository's owner
+    /// (seeding helper; GitHub records the label events).
     pub fn set_labels(&self, issue: u64, labels: &[&str]) {
+        let owner = self.lock().config.owner.clone();
+        self.set_labels_as(issue, labels, &owner);
+    }
+
+    /// Replaces an issue's labels as `actor` (a person, or another tool's login).
+    pub fn set_labels_as(&self, issue: u64, labels: &[&str], actor: &str) {
         let names: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
-        self.lock().set_labels(issue, &names);
+        self.lock().set_labels(issue, &names, actor);
     }
 
     /// Serves the `refs/heads/*` of the bare git repository at `path` as the repository's

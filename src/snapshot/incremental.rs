@@ -29,7 +29,8 @@ use chrono::{DateTime, Utc};
 
 use super::cache::{Cache, CachedIssue};
 use super::read::{
-    add_issue_with, fill_origin, fill_roles, registry_with, replace_comments, usual, wanted_issues,
+    add_issue_with, fill_origin, fill_people_changes, fill_roles, registry_with, replace_comments,
+    usual, wanted_issues,
 };
 use super::{waiting, Snapshot};
 use crate::context::Ctx;
@@ -94,6 +95,7 @@ pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<Cache
     }
     snapshot.issues.sort_by_key(|i| i.number);
     fill_origin(ctx, &mut snapshot).await?;
+    fill_people_changes(ctx, &mut snapshot).await?;
     fill_roles(ctx, &mut snapshot, 0).await?;
     cache.issues = known;
     cache.pages.prune();
@@ -162,6 +164,7 @@ impl CachedRead {
             .commands
             .sort_by_key(|c| (c.pending.issue, c.pending.comment_id));
         fill_origin(ctx, &mut self.snapshot).await?;
+        fill_people_changes(ctx, &mut self.snapshot).await?;
         self.fresh.extend(read.keys().copied());
         self.cache.issues.extend(read);
         self.save();

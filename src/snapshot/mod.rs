@@ -70,6 +70,18 @@ pub struct IssueSnapshot {
     /// What GitHub holds of the owner's Issue branch; read only when its host reports the owner
     /// dead (the one decision that needs it).
     pub origin: Option<Origin>,
+    /// The label changes people (anyone but a trusted author) made since the latest end record
+    /// that states labels was posted, from the issue's events; read only when that end still has
+    /// label work left (`Ownership::latest_intent`), `None` when not read.
+    pub people_changes: Option<Vec<LabelChange>>,
+}
+
+/// A label someone added or removed, as the issue's events record it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelChange {
+    pub label: String,
+    pub added: bool,
+    pub by: String,
 }
 
 /// What origin holds of an Issue branch: the branch head and every pull request from it.
@@ -108,6 +120,26 @@ pub struct Pull {
 }
 
 impl IssueSnapshot {
+    /// Whether the latest end record that states labels still has label work on this issue:
+    /// `in-progress` is on it and either comes off (not listed) or a listed label is missing.
+    pub fn label_work_left(&self, in_progress: &str) -> bool {
+        let Some((_, list)) = self.ownership.latest_intent() else {
+            return false;
+        };
+        let listed = |l: &str| list.iter().any(|x| x.eq_ignore_ascii_case(l));
+        self.ownership.active().next().is_none()
+            && self.has_label(in_progress)
+            && (!listed(in_progress) || list.iter().any(|l| !self.has_label(l)))
+    }
+
+    /// Whether a person changed `label` that way (`added`) since the latest end record.
+    pub fn changed_by_people(&self, label: &str, added: bool) -> bool {
+        self.people_changes
+            .iter()
+            .flatten()
+            .any(|c| c.added == added && c.label.eq_ignore_ascii_case(label))
+    }
+
     /// Whether the issue carries `label` (case-insensitive, as GitHub compares them).
     pub fn has_label(&self, label: &str) -> bool {
         self.labels.iter().any(|l| l.eq_ignore_ascii_case(label))

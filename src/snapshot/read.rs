@@ -11,7 +11,9 @@ use crate::context::Ctx;
 use crate::github::{Comment, Issue};
 use crate::record::{decode, Decoded, Record, Verdict};
 
-use super::{CommandView, IssueSnapshot, Origin, Pull, RegistryPage, ReportView, Snapshot};
+use super::{
+    CommandView, IssueSnapshot, LabelChange, Origin, Pull, RegistryPage, ReportView, Snapshot,
+};
 use crate::config::Role;
 
 /// Reads the snapshot; `extra` names issues to include whatever their labels.
@@ -26,6 +28,7 @@ pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
     }
     snapshot.issues.sort_by_key(|i| i.number);
     fill_origin(ctx, &mut snapshot).await?;
+    fill_people_changes(ctx, &mut snapshot).await?;
     fill_roles(ctx, &mut snapshot, 0).await?;
     Ok(snapshot)
 }
@@ -89,6 +92,7 @@ pub async fn read_issue(ctx: &Ctx, n: u64) -> anyhow::Result<Snapshot> {
     let issue = ctx.client.get_issue(n).await?;
     add_issue(ctx, &mut snapshot, issue).await?;
     fill_origin(ctx, &mut snapshot).await?;
+    fill_people_changes(ctx, &mut snapshot).await?;
     fill_roles(ctx, &mut snapshot, 0).await?;
     Ok(snapshot)
 }
@@ -198,6 +202,41 @@ pub(super) async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::R
     Ok(())
 }
 
+/// Reads, for every issue whose latest end record still has label work left, the label changes
+/// people made since that end record was posted (its comment's `created_at`, GitHub's clock):
+/// a pass never undoes them. Two requests per such issue (the end comment, the events); none
+/// for the others, so an idle pass costs nothing more.
+pub(super) async fn fill_people_changes(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
+    let in_progress = &ctx.config.labels.in_progress;
+    for issue in snapshot.issues.iter_mut() {
+        if issue.people_changes.is_some() || !issue.label_work_left(in_progress) {
+            continue;
+        }
+        let Some((end, _)) = issue.ownership.latest_intent() else {
+            continue;
+        };
+        let since = ctx.client.get_comment(end.comment_id).await?.created_at;
+        let events = ctx.client.issue_events(issue.number).await?;
+        let changes = events
+            .into_iter()
+            .filter(|e| {
+                e.created_at >= since && matches!(e.event.as_str(), "labeled" | "unlabeled")
+            })
+            .filter_map(|e| {
+                let by = e.actor.map(|a| a.login).unwrap_or_default();
+                let label = e.label?.name;
+                (!ctx.trust.is_trusted(&by)).then(|| LabelChange {
+                    added: e.event == "labeled",
+                    label,
+                    by,
+                })
+            })
+            .collect();
+        issue.people_changes = Some(changes);
+    }
+    Ok(())
+}
+
 /// The Issue branch of a thirdshift Command a host reports dead on `issue` (no claim of ours, still
 /// `in-progress`), not ended yet: reconcile's ending asks what origin holds of it.
 fn dead_adopted_branch(
@@ -255,6 +294,7 @@ pub(super) fn replace_comments(ctx: &Ctx, snapshot: &mut Snapshot, n: u64, comme
         if owner(&ownership) != owner(&i.ownership) {
             i.origin = None;
         }
+        i.people_changes = None;
         i.ownership = ownership;
     }
     snapshot.commands.retain(|c| c.pending.issue != n);
@@ -277,6 +317,7 @@ fn issue_snapshot(ctx: &Ctx, issue: Issue, comments: &[Comment]) -> IssueSnapsho
         title: issue.title,
         ownership,
         origin: None,
+        people_changes: None,
     }
 }
 

@@ -48,6 +48,16 @@ pub fn finished_note(end: &EndRecord, list: &[String], in_progress: &str) -> Str
     )
 }
 
+/// The finding on an issue whose labels a person changed after the end record stating them.
+pub fn peoples_labels_note(end: &EndRecord, labels: &[String]) -> String {
+    format!(
+        "claim {} ended {}, and a person changed {} since: left as they set it",
+        end.claim_id,
+        end.outcome,
+        labels.join(", ")
+    )
+}
+
 pub fn duplicate_end_reason(claim_id: &str, first_comment_id: u64) -> String {
     format!("a later end record for claim {claim_id}; comment {first_comment_id} ended it first")
 }
@@ -151,6 +161,7 @@ mod tests {
             finished_note(&end, &[], "in-progress"),
             duplicate_end_reason("c-1", 5_000_000_009),
             duplicate_report_reason(),
+            peoples_labels_note(&end, &["in-progress".to_string()]),
             finished_note(
                 &end,
                 &["in-progress".to_string(), "agent-failed".to_string()],

@@ -97,7 +97,7 @@ impl RunHealth {
             Health::Unowned => RunHealth::Unowned,
             Health::Recovered | Health::Continued => RunHealth::Dead,
             Health::Swept => RunHealth::IssueClosed,
-            Health::LabelsFinished | Health::Finished => return None,
+            Health::LabelsFinished | Health::Finished | Health::PeoplesLabels => return None,
         })
     }
 }

@@ -91,6 +91,7 @@ struct Issue {
     labels: Vec<String>,
     comments: Vec<RawComment>,
     origin: Option<Origin>,
+    people_changes: Option<Vec<crate::snapshot::LabelChange>>,
 }
 
 fn issue(number: u64, labels: &[&str], comments: Vec<RawComment>) -> Issue {
@@ -100,6 +101,7 @@ fn issue(number: u64, labels: &[&str], comments: Vec<RawComment>) -> Issue {
         labels: labels.iter().map(|l| l.to_string()).collect(),
         comments,
         origin: None,
+        people_changes: None,
     }
 }
 
@@ -131,6 +133,7 @@ impl World {
             html_url: format!("https://github.com/o/r/issues/{}", i.number),
             ownership: Ownership::of(i.number, &i.comments, &trust),
             origin: i.origin.clone(),
+            people_changes: i.people_changes.clone(),
         });
         let reports = self.reports.iter().enumerate().map(|(k, r)| ReportView {
             comment_id: BASE + 900 + k as u64,
@@ -692,6 +695,40 @@ fn end_record_with_unapplied_labels_is_finished() {
                    ready-for-agent, without in-progress"
                 .into(),
         }]
+    );
+}
+
+#[test]
+fn labels_a_person_changed_after_the_end_record_are_left_as_they_set_them() {
+    // given an end record stating ready-for-human whose labels were not applied, and a person
+    // who since removed ready-for-human and put in-progress back (the issue's events say so)
+    let c = claim(7, "c-a");
+    let end = end_of(&c, Outcome::Failed, Some(&[HUMAN]));
+    let mut i = issue(
+        7,
+        &[IN_PROGRESS],
+        vec![bot(1, c.to_comment()), bot(2, end.to_comment())],
+    );
+    let change = |label: &str, added| crate::snapshot::LabelChange {
+        label: label.into(),
+        added,
+        by: "alice".into(),
+    };
+    i.people_changes = Some(vec![change(HUMAN, false), change(IN_PROGRESS, true)]);
+    let mut world = World::with(vec![i], vec![]);
+    // when the pass plans
+    let plan = world.plan();
+    // then it writes nothing and says the labels are a person's
+    assert!(plan.actions.is_empty(), "{plan:?}");
+    assert_eq!(healths(&plan), [(7, Some("c-a"), &Health::PeoplesLabels)]);
+    // given only the removal of ready-for-human was a person's: in-progress still comes off
+    world.issues[0].people_changes = Some(vec![change(HUMAN, false)]);
+    assert_eq!(world.plan().actions, [remove(7, IN_PROGRESS)]);
+    // given no person changed anything since: the end record's labels are finished
+    world.issues[0].people_changes = Some(vec![]);
+    assert_eq!(
+        world.plan().actions,
+        [add(7, HUMAN), remove(7, IN_PROGRESS)]
     );
 }
 

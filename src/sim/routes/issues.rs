@@ -211,7 +211,7 @@ pub(crate) async fn update(
 
 fn apply_patch(st: &mut SimState, number: u64, patch: Patch, login: &str, may_label: bool) {
     if let Some(labels) = patch.labels.filter(|_| may_label) {
-        st.set_labels(number, &labels);
+        st.set_labels(number, &labels, login);
     }
     if let Some(i) = st.issues.get_mut(&number) {
         let mut changed = false;

@@ -102,6 +102,21 @@ pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<R
     Ok(page_response(items, &ctx, |v| v))
 }
 
+/// `GET /repos/{owner}/{repo}/issues/{issue_number}/events`: the issue's label events
+/// (`labeled`, `unlabeled`), oldest first, paginated as GitHub pages them.
+pub(crate) async fn events_for_issue(
+    State(sim): State<Sim>,
+    ctx: Ctx,
+) -> Result<Response, ApiError> {
+    let st = sim.lock();
+    let number = issue_of(&st, &ctx)?;
+    let repo_url = ctx.repo_url(&st);
+    let items: Vec<_> = st.events.iter().filter(|e| e.issue == number).collect();
+    Ok(page_response(items, &ctx, |e| {
+        json::label_event(&ctx.base, &repo_url, &st, e)
+    }))
+}
+
 /// Label names from `{"labels": [...]}`, a bare array, or `{"labels": "name"}`.
 fn requested(bytes: &[u8]) -> Result<Vec<String>, ApiError> {
     let v = ctx::parse_body(bytes)?;
@@ -126,7 +141,7 @@ pub(crate) async fn add(
     let number = issue_of(&st, &ctx)?;
     need(&ctx.caller, Permission::Triage)?;
     let names = requested(&bytes)?;
-    st.add_labels(number, &names);
+    st.add_labels(number, &names, &actor(&ctx));
     Ok(json_response(StatusCode::OK, &labels_of(&st, &ctx, number)))
 }
 
@@ -140,7 +155,7 @@ pub(crate) async fn set(
     let number = issue_of(&st, &ctx)?;
     need(&ctx.caller, Permission::Triage)?;
     let names = requested(&bytes)?;
-    st.set_labels(number, &names);
+    st.set_labels(number, &names, &actor(&ctx));
     Ok(json_response(StatusCode::OK, &labels_of(&st, &ctx, number)))
 }
 
@@ -149,7 +164,7 @@ pub(crate) async fn clear(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, 
     let mut st = sim.lock();
     let number = issue_of(&st, &ctx)?;
     need(&ctx.caller, Permission::Triage)?;
-    st.set_labels(number, &[]);
+    st.set_labels(number, &[], &actor(&ctx));
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -159,8 +174,13 @@ pub(crate) async fn remove(State(sim): State<Sim>, ctx: Ctx) -> Result<Response,
     let mut st = sim.lock();
     let number = issue_of(&st, &ctx)?;
     need(&ctx.caller, Permission::Triage)?;
-    if !st.remove_label(number, ctx.param("name")) {
+    if !st.remove_label(number, ctx.param("name"), &actor(&ctx)) {
         return Err(ApiError::new(StatusCode::NOT_FOUND, "Label does not exist"));
     }
     Ok(json_response(StatusCode::OK, &labels_of(&st, &ctx, number)))
+}
+
+/// Who a label change is by: the caller's login (routes that change labels need one).
+fn actor(ctx: &Ctx) -> String {
+    ctx.caller.login.clone().unwrap_or_default()
 }

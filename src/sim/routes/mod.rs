@@ -78,6 +78,7 @@ pub(crate) fn router(sim: Sim) -> Router {
                 .delete(labels::clear),
         )
         .route(&format!("{issue}/labels/{{name}}"), delete(labels::remove))
+        .route(&format!("{issue}/events"), get(labels::events_for_issue))
         .route(
             &format!("{issue}/reactions"),
             get(reactions::list_for_issue).post(reactions::create_for_issue),

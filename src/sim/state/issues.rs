@@ -35,8 +35,8 @@ impl State {
                 body: body.to_string(),
                 open: true,
                 state_reason: None,
-                labels: names,
-                author,
+                labels: Vec::new(),
+                author: author.clone(),
                 created_at: at,
                 updated_at: at,
                 closed_at: None,
@@ -45,6 +45,11 @@ impl State {
                 pull: None,
             },
         );
+        // GitHub records the labels an issue is opened with as its author's `labeled` events.
+        self.relabel(number, names, &author);
+        if let Some(i) = self.issues.get_mut(&number) {
+            i.updated_at = at;
+        }
         number
     }
 

@@ -4,7 +4,7 @@
 //!
 //! Nothing here checks permissions or validates input; routes do that first.
 
-use super::{now, Label, Reaction, State, Target, DEFAULT_LABEL_COLOR};
+use super::{now, Label, LabelEvent, Reaction, State, Target, DEFAULT_LABEL_COLOR};
 
 impl State {
     /// The repository label with this name (case-insensitive).
@@ -44,25 +44,25 @@ impl State {
         name.to_string()
     }
 
-    /// Adds labels to an issue (creating them on first use); bumps it if anything changed.
-    pub(crate) fn add_labels(&mut self, issue: u64, names: &[String]) {
+    /// Adds labels to an issue (creating them on first use) as `actor`; bumps it if anything
+    /// changed, with a `labeled` event per label added.
+    pub(crate) fn add_labels(&mut self, issue: u64, names: &[String], actor: &str) {
         let canon: Vec<String> = names.iter().map(|n| self.label_for_use(n)).collect();
-        let Some(i) = self.issues.get_mut(&issue) else {
+        let Some(i) = self.issues.get(&issue) else {
             return;
         };
-        let before = i.labels.len();
+        let mut labels = i.labels.clone();
         for name in canon {
-            if !i.labels.contains(&name) {
-                i.labels.push(name);
+            if !labels.contains(&name) {
+                labels.push(name);
             }
         }
-        if i.labels.len() != before {
-            i.updated_at = now();
-        }
+        self.relabel(issue, labels, actor);
     }
 
-    /// Replaces an issue's labels; bumps it if the set changed.
-    pub(crate) fn set_labels(&mut self, issue: u64, names: &[String]) {
+    /// Replaces an issue's labels as `actor`; bumps it if the set changed, with an event per
+    /// label added or removed.
+    pub(crate) fn set_labels(&mut self, issue: u64, names: &[String], actor: &str) {
         let mut canon: Vec<String> = Vec::new();
         for n in names {
             let name = self.label_for_use(n);
@@ -70,26 +70,57 @@ impl State {
                 canon.push(name);
             }
         }
-        if let Some(i) = self.issues.get_mut(&issue) {
-            if i.labels != canon {
-                i.labels = canon;
-                i.updated_at = now();
-            }
-        }
+        self.relabel(issue, canon, actor);
     }
 
-    /// Removes one label from an issue; `false` when it was not on the issue.
-    pub(crate) fn remove_label(&mut self, issue: u64, name: &str) -> bool {
-        let Some(i) = self.issues.get_mut(&issue) else {
+    /// Removes one label from an issue as `actor`; `false` when it was not on the issue.
+    pub(crate) fn remove_label(&mut self, issue: u64, name: &str, actor: &str) -> bool {
+        let Some(i) = self.issues.get(&issue) else {
             return false;
         };
-        let before = i.labels.len();
-        i.labels.retain(|l| !l.eq_ignore_ascii_case(name));
-        let removed = i.labels.len() != before;
-        if removed {
-            i.updated_at = now();
-        }
+        let mut labels = i.labels.clone();
+        labels.retain(|l| !l.eq_ignore_ascii_case(name));
+        let removed = labels.len() != i.labels.len();
+        self.relabel(issue, labels, actor);
         removed
+    }
+
+    /// Gives `issue` the labels `after`, recording GitHub's `unlabeled` events for those gone and
+    /// `labeled` events for those new, by `actor`.
+    pub(crate) fn relabel(&mut self, issue: u64, after: Vec<String>, actor: &str) {
+        let Some(i) = self.issues.get(&issue) else {
+            return;
+        };
+        let before = i.labels.clone();
+        if before == after {
+            return;
+        }
+        let at = now();
+        let gone = before
+            .iter()
+            .filter(|l| !after.contains(l))
+            .map(|l| ("unlabeled", l));
+        let new = after
+            .iter()
+            .filter(|l| !before.contains(l))
+            .map(|l| ("labeled", l));
+        let changes: Vec<(&'static str, String)> =
+            gone.chain(new).map(|(e, l)| (e, l.clone())).collect();
+        for (event, label) in changes {
+            let id = self.next_object_id();
+            self.events.push(LabelEvent {
+                id,
+                issue,
+                event,
+                actor: actor.to_string(),
+                label,
+                created_at: at,
+            });
+        }
+        if let Some(i) = self.issues.get_mut(&issue) {
+            i.labels = after;
+            i.updated_at = at;
+        }
     }
 
     /// Adds `user`'s reaction; returns its id and whether it is new.

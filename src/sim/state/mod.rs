@@ -47,6 +47,18 @@ pub(crate) struct User {
     pub created_at: DateTime<Utc>,
 }
 
+/// One `labeled` or `unlabeled` issue event, as GitHub records it for every label change.
+#[derive(Clone, Debug)]
+pub(crate) struct LabelEvent {
+    pub id: u64,
+    pub issue: u64,
+    /// `labeled` or `unlabeled`.
+    pub event: &'static str,
+    pub actor: String,
+    pub label: String,
+    pub created_at: DateTime<Utc>,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Issue {
     pub number: u64,
@@ -157,6 +169,8 @@ pub(crate) struct State {
     pub comments: BTreeMap<u64, Comment>,
     pub labels: Vec<Label>,
     pub reactions: Vec<Reaction>,
+    /// Label events (`labeled`, `unlabeled`) of every issue, in the order they happened.
+    pub events: Vec<LabelEvent>,
     /// Branches seeded by `Sim::add_branch`: name to sha.
     pub branches: BTreeMap<String, String>,
     /// A bare git repository whose `refs/heads/*` are branches too (they win on a clash).
@@ -197,6 +211,7 @@ impl State {
             comments: BTreeMap::new(),
             labels: Vec::new(),
             reactions: Vec::new(),
+            events: Vec::new(),
             branches: BTreeMap::new(),
             git_origin: None,
             next_object_id: FIRST_OBJECT_ID,
