@@ -69,6 +69,8 @@ pub struct Counts {
     /// them whose own end was refused, left to their host's observe.
     pub refused_ends: u64,
     pub ends_left_to_observe: u64,
+    /// Ended issues a person took over by hand (`fates.rs`): their label changes must stand.
+    pub takeovers: u64,
     pub violations: Vec<String>,
 }
 
@@ -92,6 +94,8 @@ pub struct Soak<'w> {
     pub origin: Origin,
     /// Runs finishing while every comment post is refused: (their issue, claim id, Run PID).
     pub refusing: Vec<(u64, String, u32)>,
+    /// Issues a person took over by hand, after the claim they name (`fates.rs`).
+    pub takeovers: Vec<Takeover>,
 }
 
 impl<'w> Soak<'w> {
@@ -123,6 +127,7 @@ impl<'w> Soak<'w> {
             counts: Counts::default(),
             origin,
             refusing: Vec::new(),
+            takeovers: Vec::new(),
         }
     }
 
@@ -209,6 +214,24 @@ impl<'w> Soak<'w> {
         }
         for n in self.issues.clone() {
             self.check_issue(pass, n);
+        }
+        self.check_takeovers(pass);
+    }
+
+    /// No pass undoes a person's label change: a taken-over issue keeps `in-progress`, and the
+    /// labels the person took off stay off.
+    fn check_takeovers(&mut self, pass: u64) {
+        for t in &self.takeovers {
+            let labels = self.world.labels(t.issue);
+            let undone = !labels.iter().any(|l| l == IN_PROGRESS)
+                || t.removed.iter().any(|r| labels.contains(r));
+            if undone {
+                self.counts.violations.push(format!(
+                    "pass {pass}: #{} a person's label change was undone: took off {:?} and put \
+                     in-progress on, now {labels:?}",
+                    t.issue, t.removed
+                ));
+            }
         }
     }
 

@@ -178,6 +178,66 @@ impl Soak<'_> {
     }
 }
 
+/// An ended issue a person took over by hand: they put `in-progress` on and took `removed` off.
+#[derive(Clone, Debug)]
+pub struct Takeover {
+    pub issue: u64,
+    /// The comment id of the issue's last claim when it was taken over.
+    pub after_claim: u64,
+    pub removed: Vec<String>,
+}
+
+impl Soak<'_> {
+    /// At most [`MAX_TAKEOVERS`] times, with probability `pct`: a person takes an open issue
+    /// whose Runs all ended over by hand (`in-progress` on, the labels our end set off, as
+    /// `take_over` does), right after a pass that may still have been finishing its labels.
+    pub fn maybe_take_over(&mut self, pct: u64) {
+        if self.takeovers.len() >= MAX_TAKEOVERS || !self.rng.chance(pct) {
+            return;
+        }
+        let worked: Vec<(u64, u64)> = self
+            .issues
+            .iter()
+            .filter(|n| !self.takeovers.iter().any(|t| t.issue == **n))
+            .filter_map(|&n| self.requeueable(n).map(|last| (n, last)))
+            .collect();
+        if worked.is_empty() {
+            return;
+        }
+        let (n, last) = worked[self.rng.below(worked.len() as u64) as usize];
+        let removed = take_over(self.world, n);
+        self.takeovers.push(Takeover {
+            issue: n,
+            after_claim: last,
+            removed,
+        });
+        self.counts.takeovers += 1;
+    }
+}
+
+/// How many issues a soak's people take over (each then leaves the soak's queue for good).
+const MAX_TAKEOVERS: usize = 3;
+
+/// A person takes issue `n` over by hand: `in-progress` on, `ready-for-human` and
+/// `ready-for-agent` off. Returns the labels taken off.
+pub fn take_over(world: &World, n: u64) -> Vec<String> {
+    let labels = world.labels(n);
+    let ours = ["ready-for-human", READY];
+    let removed: Vec<String> = labels
+        .iter()
+        .filter(|l| ours.contains(&l.as_str()))
+        .cloned()
+        .collect();
+    let mut keep: Vec<&str> = labels
+        .iter()
+        .map(String::as_str)
+        .filter(|l| !ours.contains(l))
+        .collect();
+    keep.push(IN_PROGRESS);
+    world.sim.set_labels(n, &keep);
+    removed
+}
+
 /// Puts issue `n` back in the queue as a person would: hand-off label off, Ready label on.
 pub fn requeue(world: &World, n: u64) {
     let labels = world.labels(n);

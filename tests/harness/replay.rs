@@ -23,31 +23,40 @@ impl Soak<'_> {
         &mut self,
         fates: &[Fate],
         requeues: &[(u64, u64)],
+        takeovers: &[Takeover],
     ) -> BTreeMap<u64, String> {
-        let mut events: Vec<(u64, Option<&Fate>, u64)> = fates
+        // (after this claim comment, what, issue): 0 a Run, 1 a requeue, 2 a takeover.
+        let mut events: Vec<(u64, u8, Option<&Fate>, u64)> = fates
             .iter()
-            .map(|f| (f.claim_comment, Some(f), f.issue))
-            .chain(requeues.iter().map(|&(n, after)| (after, None, n)))
+            .map(|f| (f.claim_comment, 0, Some(f), f.issue))
+            .chain(requeues.iter().map(|&(n, after)| (after, 1, None, n)))
+            .chain(takeovers.iter().map(|t| (t.after_claim, 2, None, t.issue)))
             .collect();
-        // A requeue follows the claim it names, before any later claim.
-        events.sort_by_key(|&(at, fate, _)| (at, fate.is_none()));
+        // A requeue or takeover follows the claim it names, before any later claim.
+        events.sort_by_key(|&(at, what, _, _)| (at, what));
         let mut diverged = BTreeMap::new();
-        for (_, fate, n) in events {
+        for (_, what, fate, n) in events {
             if diverged.contains_key(&n) {
                 continue;
             }
-            match fate {
-                Some(f) => {
-                    if let Err(why) = self.replay_one(f).await {
-                        diverged.insert(n, why);
-                    }
+            if let Some(f) = fate {
+                if let Err(why) = self.replay_one(f).await {
+                    diverged.insert(n, why);
                 }
-                None => {
-                    let ended = self.world.ownership(n).ended;
-                    let last = ended.iter().map(|(c, _)| c.comment_id).max();
-                    requeue(self.world, n);
-                    self.requeues.push((n, last.unwrap_or(0)));
-                }
+                continue;
+            }
+            let ended = self.world.ownership(n).ended;
+            let last = ended.iter().map(|(c, _)| c.comment_id).max().unwrap_or(0);
+            if what == 1 {
+                requeue(self.world, n);
+                self.requeues.push((n, last));
+            } else {
+                let removed = take_over(self.world, n);
+                self.takeovers.push(Takeover {
+                    issue: n,
+                    after_claim: last,
+                    removed,
+                });
             }
         }
         diverged
@@ -207,6 +216,13 @@ impl Soak<'_> {
                 .any(|&(m, at)| m == n && at == claim.comment_id);
             if again {
                 out.push("requeued".to_string());
+            }
+            if self
+                .takeovers
+                .iter()
+                .any(|t| t.issue == n && t.after_claim == claim.comment_id)
+            {
+                out.push("taken over by a person".to_string());
             }
         }
         out.join("; ")
