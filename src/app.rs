@@ -18,7 +18,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Run(a) => {
             let ctx = Ctx::connect(&g, None).await.map_err(crate::exit::for_run)?;
             let req = request(a.claim, ProcessIdentity::current());
-            crate::run::run(&ctx, &req, &a.cmd)
+            let companion = crate::companion::Launch {
+                exe: std::env::current_exe().map_err(|e| crate::exit::for_run(e.into()))?,
+                config: g.config.clone(),
+            };
+            crate::run::run(&ctx, &req, &a.cmd, &companion)
                 .await
                 .map_err(crate::exit::for_run)
         }
@@ -27,6 +31,12 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Release(a) => release_cmd(&g, a).await,
         Command::Sim { port, seed } => crate::sim::run_cli(port, seed).await.map(|_| OK),
         Command::Demo => crate::demo::run().await,
+        Command::Companion { claim, run } => {
+            let run = crate::companion::parse_run(&run)
+                .ok_or_else(|| Exit::usage("--run is PID:START_TICKS"))?;
+            let ctx = Ctx::connect(&g, None).await?;
+            crate::companion::watch(&ctx, &claim, run).await.map(|_| OK)
+        }
         Command::Pickup(a) => crate::pickup::command(&g, &a).await,
         Command::Observe { reconcile } => observe_cmd(&g, reconcile).await,
         Command::Reconcile => {

@@ -98,6 +98,17 @@ pub enum Command {
     },
     /// The whole story on the built-in emulator, no token needed.
     Demo,
+    /// Started by each Run, in a session of its own: waits for the Run's process to end, then
+    /// passes (observe, reconcile) until its Claim is ended. Not for people.
+    #[command(hide = true)]
+    Companion {
+        /// The Run's claim id.
+        #[arg(long)]
+        claim: String,
+        /// The Run's process, `PID:START_TICKS`.
+        #[arg(long)]
+        run: String,
+    },
     /// Serve the GitHub emulator for people and scripts.
     Sim {
         /// Port on 127.0.0.1 (0 picks a free one).

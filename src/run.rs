@@ -34,8 +34,14 @@ pub enum Finish {
 }
 
 /// Runs CMD under a Claim on `req.issue`; returns the exit code for the Run.
-pub async fn run(ctx: &Ctx, req: &ClaimRequest, cmd: &[String]) -> anyhow::Result<i32> {
+pub async fn run(
+    ctx: &Ctx,
+    req: &ClaimRequest,
+    cmd: &[String],
+    companion: &crate::companion::Launch,
+) -> anyhow::Result<i32> {
     let held = take(ctx, req).await?;
+    crate::companion::start(ctx, companion, &held.record.claim_id);
     let mut signals = Signals::install()?;
     let mut child = match spawn(ctx, &held, cmd) {
         Ok(child) => child,

@@ -4,9 +4,8 @@
 //! kills every process carrying its job's id when the job ends). Pickup waits for the Run's local
 //! record to say active or lost, or for the Run to exit, never for the Run to finish.
 
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -101,23 +100,7 @@ fn log_path(root: &Path, n: u64, at: DateTime<Utc>) -> PathBuf {
 /// [--harness H] -- CMD...` in
 /// a new session, stdin from /dev/null, output appended to `log`, without `RUNNER_TRACKING_ID`.
 fn spawn(ctx: &Ctx, n: u64, launch: &Launch, log: &Path) -> anyhow::Result<Child> {
-    let dir = log.parent().expect("logs folder");
-    crate::host::private::dir(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let out = crate::host::private::append(log)
-        .with_context(|| format!("opening the Run's log {}", log.display()))?;
-    let mut command = std::process::Command::new(&launch.exe);
-    command
-        .arg("--repo")
-        .arg(ctx.client.repo().to_string())
-        .arg("--api-url")
-        .arg(ctx.client.api_url())
-        .arg("--host")
-        .arg(&ctx.host.host)
-        .arg("--state-dir")
-        .arg(ctx.state.root());
-    if let Some(config) = &launch.config {
-        command.arg("--config").arg(config);
-    }
+    let mut command = crate::detached::command(ctx, &launch.exe, launch.config.as_deref(), log)?;
     command.args(["run", "--issue", &n.to_string()]);
     if let Some(kind) = launch.kind {
         command.args(["--kind", kind.as_str()]);
@@ -125,24 +108,7 @@ fn spawn(ctx: &Ctx, n: u64, launch: &Launch, log: &Path) -> anyhow::Result<Child
     if let Some(harness) = &launch.harness {
         command.arg("--harness").arg(harness);
     }
-    command
-        .arg("--")
-        .args(&launch.cmd)
-        .stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out)
-        .env_remove("RUNNER_TRACKING_ID")
-        .envs(crate::github::taken(&crate::github::CREDENTIAL_VARS));
-    // SAFETY: setsid is async-signal-safe; the Run leads a new session, so no terminal hang-up,
-    // no signal to this process group and no job cleanup that follows this process reaches it.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    command.arg("--").args(&launch.cmd);
     let child = command
         .spawn()
         .with_context(|| format!("starting {}", launch.exe.display()))?;

@@ -45,6 +45,9 @@ pub struct World {
     pub sim: Sim,
     pub server: SimServer,
     pub dir: tempfile::TempDir,
+    /// Whether Runs started here leave their companion (`tests/companion.rs`); off elsewhere, so
+    /// a test's own passes are the only actors it asserts on.
+    pub companions: bool,
 }
 
 impl World {
@@ -65,6 +68,15 @@ impl World {
             sim,
             server,
             dir: tempfile::tempdir().expect("temp dir"),
+            companions: false,
+        }
+    }
+
+    /// A World whose Runs leave their companion, as Runs do outside tests.
+    pub async fn with_companions() -> World {
+        World {
+            companions: true,
+            ..World::new().await
         }
     }
 
@@ -88,6 +100,10 @@ impl World {
             // (0.3^8) happen a few times in a run of thousands of requests
             .env("THIRDSHIFT_RETRY_ATTEMPTS", "12")
             .env("RUST_LOG", "warn")
+            .env(
+                "THIRDSHIFT_COMPANION",
+                if self.companions { "on" } else { "off" },
+            )
             .arg("--repo")
             .arg(self.sim.repo_full_name())
             .arg("--api-url")

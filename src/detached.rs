@@ -1,0 +1,59 @@
+//! Starting this binary again as a process of its own, for `pickup`'s Runs and each Run's
+//! companion: the repository, API, host, state folder and config of this context as global
+//! options, a new session (so no terminal hang-up, no signal to this process's group and no CI
+//! job cleanup that follows this process reaches it), stdin from /dev/null, output appended to a
+//! private log file, the credentials handed over (they live in memory, not in the environment),
+//! and no `RUNNER_TRACKING_ID`. The caller adds the command and its arguments.
+//!
+//! It decides nothing and waits for nothing; callers do.
+
+use std::os::unix::process::CommandExt as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::Context as _;
+
+use crate::context::Ctx;
+
+/// `exe --repo .. --api-url .. --host .. --state-dir .. [--config ..]`, set up as above, its
+/// output appended to `log` (created 0600 in a 0700 folder).
+pub fn command(
+    ctx: &Ctx,
+    exe: &Path,
+    config: Option<&Path>,
+    log: &Path,
+) -> anyhow::Result<Command> {
+    let dir = log.parent().expect("a log folder");
+    crate::host::private::dir(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let out = crate::host::private::append(log)
+        .with_context(|| format!("opening the log {}", log.display()))?;
+    let mut command = Command::new(exe);
+    command
+        .arg("--repo")
+        .arg(ctx.client.repo().to_string())
+        .arg("--api-url")
+        .arg(ctx.client.api_url())
+        .arg("--host")
+        .arg(&ctx.host.host)
+        .arg("--state-dir")
+        .arg(ctx.state.root());
+    if let Some(config) = config {
+        command.arg("--config").arg(config);
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .env_remove("RUNNER_TRACKING_ID")
+        .envs(crate::github::taken(&crate::github::CREDENTIAL_VARS));
+    // SAFETY: setsid is async-signal-safe; the child leads a new session.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(command)
+}
