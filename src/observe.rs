@@ -31,6 +31,7 @@ pub struct Observed {
 
 /// Observes this host's Claims and writes its report; returns what it found.
 pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
+    let _turn = crate::host::turn::Turn::take(&ctx.state, "observe").await?;
     let local = active_local(ctx);
     let extra: Vec<u64> = local.iter().map(|c| c.record.issue).collect();
     let snapshot = crate::snapshot::read_any(ctx, &extra).await?;

@@ -26,7 +26,6 @@ use crate::github::Issue;
 use crate::host::capacity::{capacity, capacity_source, live_claims};
 use crate::host::{HostIdentity, ProcessTable, StateDir};
 use crate::record::RunKind;
-use launch::POLL;
 pub use launch::{attempt, Attempt, Launch, Tried, CLAIM_WAIT};
 
 /// A pass stops after this many Runs failed before claiming: something is broken for all.
@@ -130,7 +129,7 @@ pub async fn command(globals: &Globals, args: &PickupArgs) -> anyhow::Result<i32
 /// Takes Ready issues up to this host's free capacity (at most `max`), starting one detached Run
 /// per won Claim; prints one line per issue. Sends no request when nothing is free.
 pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Result<PickupReport> {
-    let _turn = HostLock::acquire(&ctx.state).await?;
+    let _turn = crate::host::turn::Turn::take(&ctx.state, "pickup").await?;
     let slots = Slots::read(&ctx.config, &ctx.host, &ctx.state)?;
     let mut report = PickupReport {
         skipped: slots.skip_reason(max),
@@ -213,45 +212,6 @@ fn line(t: &Tried) -> String {
     }
 }
 
-/// This host's pickup turn: an exclusive lock on `<state>/pickup.lock`, released when dropped.
-/// The file is opened close-on-exec, so the Runs started while it is held do not keep it.
-struct HostLock {
-    _file: std::fs::File,
-}
-
-impl HostLock {
-    async fn acquire(state: &StateDir) -> anyhow::Result<HostLock> {
-        use std::os::fd::AsRawFd as _;
-        use std::os::unix::fs::OpenOptionsExt as _;
-        let root = state.root();
-        crate::host::private::dir(root).with_context(|| format!("creating {}", root.display()))?;
-        let path = root.join("pickup.lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(crate::host::private::FILE_MODE)
-            .open(&path)
-            .with_context(|| format!("opening {}", path.display()))?;
-        let mut told = false;
-        loop {
-            // SAFETY: flock on a file descriptor this function owns.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                return Ok(HostLock { _file: file });
-            }
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(err).with_context(|| format!("locking {}", path.display()));
-            }
-            if !told {
-                tracing::info!("another pickup runs on this host; waiting for its turn");
-                told = true;
-            }
-            tokio::time::sleep(POLL).await;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,28 +286,5 @@ mod tests {
             slots(2, 0).skip_reason(Some(0)).as_deref(),
             Some("host h1: --max 0; pickup skipped")
         );
-    }
-
-    #[test]
-    fn pickups_on_one_host_take_turns() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = StateDir::resolve(Some(dir.path())).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            // given one pickup holding this host's turn
-            let first = HostLock::acquire(&state).await.unwrap();
-            // when a second asks for it, it waits
-            let second = HostLock::acquire(&state);
-            let waited = tokio::time::timeout(std::time::Duration::from_millis(200), second);
-            assert!(waited.await.is_err(), "the second pickup waits");
-            // then it gets the turn once the first is done
-            drop(first);
-            let again =
-                tokio::time::timeout(std::time::Duration::from_secs(2), HostLock::acquire(&state));
-            assert!(again.await.is_ok(), "the turn passes on");
-        });
     }
 }

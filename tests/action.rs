@@ -2,7 +2,7 @@
 //! expression (comment text, titles, branch names) inside a shell line; the Action's own steps,
 //! run the way a runner runs them against the emulator, observe and reconcile for a host and
 //! write the step summary; a host without a runner gets the same from its crontab line in
-//! docs/operations.md.
+//! docs/operations.md, and every host ends its previous boot's Claims from the `@reboot` line.
 
 mod harness;
 
@@ -133,23 +133,37 @@ async fn unknown_command_input_fails_the_step_with_the_commands_it_accepts() {
     assert_eq!(world.sim.requests().len(), 0);
 }
 
-/// The crontab line of docs/operations.md, without its five schedule fields.
-fn documented_crontab_command() -> String {
+/// The crontab lines of docs/operations.md: the schedule of each and its command.
+fn documented_crontab_lines() -> Vec<(String, String)> {
     let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/operations.md")).unwrap();
     let block = doc.split("```crontab\n").nth(1).expect("a crontab block");
-    let line = block.lines().next().expect("a crontab line");
-    let fields: Vec<&str> = line.splitn(6, ' ').collect();
-    assert_eq!(fields[..5], ["*/5", "*", "*", "*", "*"], "{line}");
-    assert!(!line.contains('%'), "cron turns % into a newline: {line}");
-    fields[5].to_string()
+    let block = block.split("```").next().unwrap();
+    block
+        .lines()
+        .map(|line| {
+            assert!(!line.contains('%'), "cron turns % into a newline: {line}");
+            let fields = if line.starts_with('@') { 2 } else { 6 };
+            let mut parts: Vec<&str> = line.splitn(fields, ' ').collect();
+            let command = parts.pop().unwrap().to_string();
+            (parts.join(" "), command)
+        })
+        .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn crontab_line_of_a_host_without_a_runner_reports_and_ends_its_killed_runs_claim() {
-    let world = World::new().await;
-    // Given host h3 set up as docs/operations.md says: the binary in ~/.cargo/bin, the
-    // environment file, and its state folder where its Runs keep their records
-    let home = world.dir.path().join("home-h3");
+/// The command of the documented crontab line with schedule `schedule`.
+fn documented_crontab_command(schedule: &str) -> String {
+    let lines = documented_crontab_lines();
+    let found = lines.iter().find(|(s, _)| s == schedule);
+    found
+        .unwrap_or_else(|| panic!("no {schedule} line: {lines:?}"))
+        .1
+        .clone()
+}
+
+/// Host `host` set up as docs/operations.md says: the binary in ~/.cargo/bin, the environment
+/// file, and its state folder where its Runs keep their records. Returns its home.
+fn cron_host(world: &World, host: &str) -> std::path::PathBuf {
+    let home = world.dir.path().join(format!("home-{host}"));
     std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
     std::fs::create_dir_all(home.join(".config/thirdshift")).unwrap();
     std::fs::create_dir_all(home.join(".local/state")).unwrap();
@@ -158,16 +172,39 @@ async fn crontab_line_of_a_host_without_a_runner_reports_and_ends_its_killed_run
         home.join(".cargo/bin/thirdshift-reconciler"),
     )
     .unwrap();
-    std::fs::create_dir_all(world.state_dir("h3")).unwrap();
-    std::os::unix::fs::symlink(world.state_dir("h3"), home.join(".local/state/thirdshift"))
+    std::fs::create_dir_all(world.state_dir(host)).unwrap();
+    std::os::unix::fs::symlink(world.state_dir(host), home.join(".local/state/thirdshift"))
         .unwrap();
     let env = format!(
         "export GITHUB_REPOSITORY={}\nexport GITHUB_API_URL={}\nexport GH_TOKEN={BOT_TOKEN}\n\
-         export THIRDSHIFT_HOST=h3\nexport THIRDSHIFT_RETRY_BASE_MS=5\n",
+         export THIRDSHIFT_HOST={host}\nexport THIRDSHIFT_RETRY_BASE_MS=5\n",
         world.sim.repo_full_name(),
         world.server.url
     );
     std::fs::write(home.join(".config/thirdshift/env"), env).unwrap();
+    home
+}
+
+/// Runs `command` as cron runs a line: `/bin/sh -c` with cron's environment only.
+async fn as_cron(home: &Path, command: &str) -> std::process::Output {
+    tokio::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(command)
+        .env_clear()
+        .env("HOME", home)
+        .env("LOGNAME", "thirdshift")
+        .env("SHELL", "/bin/sh")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crontab_line_of_a_host_without_a_runner_reports_and_ends_its_killed_runs_claim() {
+    let world = World::new().await;
+    // Given host h3 set up as docs/operations.md says
+    let home = cron_host(&world, "h3");
     // And a Run on h3 killed with kill -9
     let issue = world.ready_issue("killed on h3");
     start_run(&world, "h3", issue, "sleep 30")
@@ -175,17 +212,7 @@ async fn crontab_line_of_a_host_without_a_runner_reports_and_ends_its_killed_run
         .kill_all()
         .await;
     // When cron runs the documented line with cron's environment
-    let out = tokio::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(documented_crontab_command())
-        .env_clear()
-        .env("HOME", &home)
-        .env("LOGNAME", "thirdshift")
-        .env("SHELL", "/bin/sh")
-        .env("PATH", "/usr/bin:/bin")
-        .output()
-        .await
-        .unwrap();
+    let out = as_cron(&home, &documented_crontab_command("*/5 * * * *")).await;
     // Then it succeeded, its log says what it did, and the killed Run's Claim was ended
     let log = std::fs::read_to_string(world.state_dir("h3").join("observe.log")).unwrap();
     assert_eq!(out.status.code(), Some(0), "{log}");
@@ -194,6 +221,32 @@ async fn crontab_line_of_a_host_without_a_runner_reports_and_ends_its_killed_run
     assert_eq!(ended.len(), 1, "{log}");
     assert_eq!(ended[0].outcome, Outcome::Recovered);
     assert!(!world.labels(issue).iter().any(|l| l == IN_PROGRESS));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reboot_line_of_the_crontab_ends_the_previous_boots_claims_once_the_host_is_up() {
+    let world = World::new().await;
+    // Given host h3 set up as docs/operations.md says, and a Claim of h3 made in its previous
+    // boot whose PID happens to be alive in this one
+    let home = cron_host(&world, "h3");
+    let issue = world.ready_issue("claimed before the reboot");
+    let alive = thirdshift_reconciler::host::ProcessIdentity::current();
+    posted_claim(&world, issue, "h3", alive, "00000000-earlier-boot");
+    // When cron runs the documented @reboot line at boot: the same command as every 5 minutes,
+    // after a pause that only lets the network come up (skipped here)
+    let reboot = documented_crontab_command("@reboot");
+    let command = reboot
+        .strip_prefix("sleep 20 && ")
+        .expect("a pause, then a command");
+    assert_eq!(command, documented_crontab_command("*/5 * * * *"));
+    let out = as_cron(&home, command).await;
+    // Then the previous boot's Claim is ended: its owner is proven dead by the boot id
+    let log = std::fs::read_to_string(world.state_dir("h3").join("observe.log")).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    let ended = ends(&world, issue);
+    assert_eq!(ended.len(), 1, "{log}");
+    assert_eq!(ended[0].outcome, Outcome::Recovered);
+    assert!(ended[0].reason.contains("rebooted"), "{}", ended[0].reason);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

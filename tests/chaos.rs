@@ -45,14 +45,18 @@ fn faults() -> Faults {
 }
 
 /// An emulator with a budget no soak exhausts: the soak measures safety, benches/ measure
-/// request cost.
-async fn world(seed: u64) -> World {
-    World::with_config(SimConfig {
+/// request cost. `companions`: whether its Runs leave their companion, as Runs do outside tests.
+async fn world(seed: u64, companions: bool) -> World {
+    let world = World::with_config(SimConfig {
         rate_limit: 1_000_000,
         seed,
         ..SimConfig::default()
     })
-    .await
+    .await;
+    World {
+        companions,
+        ..world
+    }
 }
 
 /// One pass: maybe a pickup, maybe a kill, one host's `observe --reconcile` and a `reconcile`,
@@ -100,7 +104,7 @@ async fn settle(soak: &mut Soak<'_>) {
 /// Claim must take it in the replay too. Returns the replay's duration.
 async fn compare_with_replay(soak: &mut Soak<'_>, seed: u64) -> Duration {
     let started = Instant::now();
-    let world = world(seed).await;
+    let world = world(seed, false).await;
     let mut again = Soak::new(&world, soak.hosts.len(), soak.issues.len(), seed);
     let diverged = again
         .replay(&soak.fates, &soak.requeues, &soak.takeovers)
@@ -170,18 +174,44 @@ fn final_state(soak: &mut Soak<'_>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
-    let passes = env_u64("CHAOS_PASSES", 200);
+    let c = soak(env_u64("CHAOS_PASSES", 200), false).await;
+    // And the soak did what it claims: Runs and passes were killed, faults injected, Runs
+    // recovered
+    assert!(
+        c.runs_killed.values().sum::<u64>() >= 5,
+        "{:?}",
+        c.runs_killed
+    );
+    assert!(c.passes_killed >= 5 && c.recoveries >= 2, "{c:?}");
+    assert!(c.faults.len() == 4, "{:?}", c.faults);
+    assert!(c.salvages_pushed >= 1 && c.salvaged_commits >= 2, "{c:?}");
+    assert!(c.ends_left_to_observe >= 1 && c.takeovers >= 1, "{c:?}");
+}
+
+/// The same soak with every Run's companion on, as outside tests: companions end killed Runs'
+/// Claims between the passes, concurrently with them, and every invariant still holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn chaos_soak_with_companions_keeps_every_invariant() {
+    let c = soak(env_u64("CHAOS_COMPANION_PASSES", 100), true).await;
+    assert!(
+        c.runs_killed.values().sum::<u64>() >= 3 && c.recoveries >= 2,
+        "{c:?}"
+    );
+    assert!(c.faults.len() == 4, "{:?}", c.faults);
+}
+
+/// Given 3 hosts, 30 Ready issues and GitHub failing, limiting, dropping and serving stale
+/// lists, when `passes` passes run with Runs and passes killed at random, then every invariant
+/// holds after every pass, at the end and against a fault-free replay. Returns the counts.
+async fn soak(passes: u64, companions: bool) -> Counts {
     let seed = env_u64("CHAOS_SEED", 10);
     let started = Instant::now();
-    let world = world(seed).await;
-    // Given 3 hosts, 30 Ready issues and GitHub failing, limiting, dropping and serving stale lists
+    let world = world(seed, companions).await;
     let mut soak = Soak::new(&world, 3, 30, seed);
     world.sim.set_faults(faults());
-    // When hundreds of passes run with Runs and passes killed at random
     for _ in 0..passes {
         let reconciled = pass(&mut soak).await;
         soak.counts.passes += 1;
-        // Then every invariant holds after every pass
         soak.check(reconciled);
     }
     settle(&mut soak).await;
@@ -192,11 +222,12 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
     let replay_took = compare_with_replay(&mut soak, seed).await;
     let c = &soak.counts;
     println!(
-        "chaos seed {seed}: {} passes in {:.0?}, {} pickups, Runs started {} (owners {}, lost \
-         races {:?}), kills {:?}, requeued {}, passes killed {}, faults {:?}, recoveries {}, commands failed \
-         under faults {}, transient duplicate ends {}, salvages {} (pushed {}, commits on origin \
-         checked {}), finished behind refusals {} (own end refused {}), taken over by a person {} \
-         (labels kept), fault-free replay {:.0?}, violations {}",
+        "chaos seed {seed} (companions {companions}): {} passes in {:.0?}, {} pickups, Runs \
+         started {} (owners {}, lost races {:?}), kills {:?}, requeued {}, passes killed {}, \
+         faults {:?}, recoveries {}, commands failed under faults {}, transient duplicate ends \
+         {}, salvages {} (pushed {}, commits on origin checked {}), finished behind refusals {} \
+         (own end refused {}), taken over by a person {} (labels kept), fault-free replay \
+         {:.0?}, violations {}",
         c.passes,
         started.elapsed(),
         c.pickups,
@@ -224,15 +255,5 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
         "violations:\n{}",
         c.violations.join("\n")
     );
-    // And the soak did what it claims: Runs and passes were killed, faults injected, Runs
-    // recovered
-    assert!(
-        c.runs_killed.values().sum::<u64>() >= 5,
-        "{:?}",
-        c.runs_killed
-    );
-    assert!(c.passes_killed >= 5 && c.recoveries >= 2, "{c:?}");
-    assert!(c.faults.len() == 4, "{:?}", c.faults);
-    assert!(c.salvages_pushed >= 1 && c.salvaged_commits >= 2, "{c:?}");
-    assert!(c.ends_left_to_observe >= 1 && c.takeovers >= 1, "{c:?}");
+    soak.counts
 }

@@ -1,6 +1,7 @@
 //! The Run companion: a Run killed outright has its Claim ended with no pass started by anyone,
 //! on the same evidence as any pass; a Run whose command still runs is ended only once it exits;
-//! a live Run is never ended; and a companion killed itself leaves the Claim to the next pass.
+//! a live Run is never ended; a Run that ends its own Claim leaves its companion nothing to do;
+//! and a companion killed itself leaves the Claim to the next pass.
 //! (The other test files run with companions off, `THIRDSHIFT_COMPANION=off` in the harness, so
 //! their passes are the only actors they assert on.)
 
@@ -48,11 +49,13 @@ async fn a_sigkilled_runs_claim_is_ended_with_no_pass_started_by_anyone() {
     let companion = companion_of(&run.claim_id).await;
     // When the Run and its command's whole session are killed outright
     run.kill_all().await;
-    // Then its Claim is ended, recovered, with no pass started by the test
+    // Then its Claim is ended, recovered, with no pass started by the test, and its companion
+    // exits with the Claim
     wait_until("the killed Run's Claim to end", STEP, || {
         !ends(&world, killed).is_empty()
     })
     .await;
+    wait_until("the companion to exit", STEP, || gone(companion)).await;
     let end = &ends(&world, killed)[0];
     assert_eq!(end.outcome, Outcome::Recovered, "{end:#?}");
     assert_eq!(
@@ -60,8 +63,7 @@ async fn a_sigkilled_runs_claim_is_ended_with_no_pass_started_by_anyone() {
         [READY],
         "nothing started: back in the queue"
     );
-    // and its companion exits with the Claim, while the live Run's Claim is untouched
-    wait_until("the companion to exit", STEP, || gone(companion)).await;
+    // while the live Run's Claim is untouched
     assert!(ends(&world, live).is_empty());
     assert_eq!(world.labels(live), [IN_PROGRESS]);
     alive.kill_all().await;
@@ -124,4 +126,25 @@ async fn a_killed_companion_leaves_the_claim_to_the_next_pass() {
     // Then the next pass ends it, as it always did
     observe_reconcile(&world, "h1").await;
     assert_eq!(ends(&world, issue)[0].outcome, Outcome::Recovered);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_ends_normally_leaves_its_companion_nothing_to_do() {
+    let world = World::with_companions().await;
+    let issue = world.ready_issue("ends normally");
+    let mut run = run_with_companion(&world, issue, "sleep 1").await;
+    let companion = companion_of(&run.claim_id).await;
+    // When the Run's command succeeds and the Run ends its own Claim
+    let status = run.child.wait().await.unwrap();
+    assert!(status.success(), "{status}");
+    assert_eq!(ends(&world, issue).len(), 1);
+    let requests_at_end = world.sim.requests().len();
+    // Then its companion exits without a single request to GitHub: no observe, no pass
+    wait_until("the companion to exit", STEP, || gone(companion)).await;
+    let after: Vec<String> = world.sim.requests()[requests_at_end..]
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(after.is_empty(), "the companion asked GitHub: {after:?}");
+    assert_eq!(ends(&world, issue).len(), 1);
 }

@@ -3,7 +3,8 @@
 //! `table.rs` snapshots the process table, `liveness.rs` judges a Claim from it, `capacity.rs`
 //! says how many Runs this host may carry and how many it carries now, `stop.rs` stops a
 //! cancelled Run (TERM, grace, KILL), `salvage.rs` keeps a stopped Run's work (commit and push,
-//! never reset or force) and `private.rs` makes the state folder's files the user's only. Nothing here talks to GitHub.
+//! never reset or force) and `private.rs` makes the state folder's files the user's only, `turn.rs` makes two processes of one
+//! host take turns at a job. Nothing here talks to GitHub.
 
 pub mod capacity;
 pub mod identity;
@@ -14,6 +15,7 @@ pub mod salvage;
 pub mod state;
 pub mod stop;
 pub mod table;
+pub mod turn;
 pub mod verdicts;
 
 pub use identity::HostIdentity;
