@@ -128,7 +128,11 @@ async fn compare_with_replay(soak: &mut Soak<'_>, seed: u64) -> Duration {
         } else {
             continue;
         };
-        let line = format!("end: {differs}{}", history());
+        let line = format!(
+            "end: {differs}{}\n  soak's timeline:\n{}",
+            history(),
+            soak.timeline(*n)
+        );
         soak.counts.violations.push(line);
     }
     started.elapsed()

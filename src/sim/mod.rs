@@ -332,6 +332,20 @@ impl Sim {
             .collect()
     }
 
+    /// The label changes of one issue, in order, as `(when, "+label by actor")` (`-` when
+    /// taken off): what a test prints to explain how an issue got its labels.
+    pub fn label_history(&self, issue: u64) -> Vec<(chrono::DateTime<chrono::Utc>, String)> {
+        let st = self.lock();
+        st.events
+            .iter()
+            .filter(|e| e.issue == issue)
+            .map(|e| {
+                let sign = if e.event == "labeled" { '+' } else { '-' };
+                (e.created_at, format!("{sign}{} by {}", e.label, e.actor))
+            })
+            .collect()
+    }
+
     /// The reactions on one comment, as `(login, content)` in the order they were made.
     pub fn comment_reactions(&self, comment_id: u64) -> Vec<(String, String)> {
         let st = self.lock();

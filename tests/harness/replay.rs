@@ -228,6 +228,29 @@ impl Soak<'_> {
         out.join("; ")
     }
 
+    /// Issue `n`'s comments and label changes in the order they were made, one line each: what
+    /// a divergence prints so that the soak's run of events can be read after the fact.
+    pub fn timeline(&self, n: u64) -> String {
+        use thirdshift_reconciler::record::{decode, Decoded, Record};
+        let comments = self.world.sim.comments(n).into_iter().map(|c| {
+            let what = match decode(&c.body) {
+                Decoded::Record(Record::Claim(r)) => format!("claim {} by {}", r.claim_id, r.host),
+                Decoded::Record(Record::End(e)) => {
+                    format!("end {} {}", e.claim_id, e.outcome.as_str())
+                }
+                Decoded::Record(r) => format!("{:?} record", r.kind()),
+                _ => "comment".to_string(),
+            };
+            (c.created_at, format!("#{} {} {what}", c.id, c.author))
+        });
+        let mut all: Vec<_> = comments.chain(self.world.sim.label_history(n)).collect();
+        all.sort_by_key(|(at, _)| *at);
+        let lines = all
+            .iter()
+            .map(|(at, what)| format!("    {} {what}", at.format("%H:%M:%S%.3f")));
+        lines.collect::<Vec<_>>().join("\n")
+    }
+
     /// git in the bare origin; empty when it fails (no such branch).
     fn origin_git(&self, args: &[&str]) -> String {
         let out = std::process::Command::new("git")
