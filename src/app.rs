@@ -162,6 +162,9 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
     for carried in &seen.cancels {
         println!("{}", for_terminal(&carried.line()));
     }
+    for settled in &seen.reservations {
+        println!("{}", for_terminal(&settled.line()));
+    }
     if !and_reconcile {
         print_budget(&ctx);
         return Ok(OK);

@@ -28,6 +28,7 @@ pub mod reconcile;
 pub mod record;
 pub mod registry;
 pub mod release;
+pub mod reservation;
 pub mod run;
 pub mod sim;
 pub mod snapshot;

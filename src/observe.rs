@@ -25,6 +25,8 @@ pub struct Observed {
     pub report: HostReport,
     /// The cancel requests this pass carried out (or tried to).
     pub cancels: Vec<crate::cancel::Carried>,
+    /// The Pickup reservations of dead thirdshift Commands this pass released or left.
+    pub reservations: Vec<crate::reservation::Settled>,
     pub registry_issue: u64,
     pub report_written: bool,
 }
@@ -63,27 +65,8 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
             finished: finished.map(Box::new),
         });
     }
-    for a in adopted {
-        if ended_here(&snapshot, &a.claim) {
-            continue;
-        }
-        let verdict = adopted_verdict(&mut judge, &a)?;
-        let kept = match &verdict {
-            Verdict::Dead { reason, .. } => {
-                let why = crate::text::keep::reason_dead(*reason);
-                crate::keep::keep_adopted(ctx, &a, why).await?
-            }
-            _ => None,
-        };
-        verdicts.push(ClaimVerdict {
-            claim_id: a.claim.claim_id.clone(),
-            issue: a.claim.issue,
-            verdict,
-            kept,
-            thirdshift: Some(a.facts),
-            finished: None,
-        });
-    }
+    let (adopted, reservations) = adopted_verdicts(ctx, &snapshot, &mut judge, adopted).await?;
+    verdicts.extend(adopted);
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
     let in_use = judge.live_claims(&ctx.state)?.len();
     let report = HostReport {
@@ -99,6 +82,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     Ok(Observed {
         report,
         cancels,
+        reservations,
         registry_issue,
         report_written,
     })
@@ -154,15 +138,67 @@ fn local_values(ctx: &Ctx, github: &ClaimRecord) -> ClaimRecord {
     }
 }
 
+/// The verdicts on this host's thirdshift Commands, and their salvages; a Command dead with no
+/// writer left also has its Pickup reservation released (`crate::reservation`), even once its
+/// end is recorded (a release that failed is tried again until it is settled).
+async fn adopted_verdicts(
+    ctx: &Ctx,
+    snapshot: &Snapshot,
+    judge: &mut Judge,
+    adopted: Vec<crate::adopt::Adopted>,
+) -> anyhow::Result<(Vec<ClaimVerdict>, Vec<crate::reservation::Settled>)> {
+    let (mut verdicts, mut reservations) = (Vec::new(), Vec::new());
+    for a in adopted {
+        let ended = ended_here(snapshot, &a.claim);
+        if ended && ctx.state.reservation_settled(&a.claim.claim_id) {
+            continue;
+        }
+        let verdict = adopted_verdict(ctx, judge, &a)?;
+        let kept = match &verdict {
+            Verdict::Dead { reason, .. } if !ended => {
+                let why = crate::text::keep::reason_dead(*reason);
+                crate::keep::keep_adopted(ctx, &a, why).await?
+            }
+            _ => None,
+        };
+        // As thirdshift's own Drop: the reservation goes once the work is kept.
+        if matches!(verdict, Verdict::Dead { .. }) {
+            reservations.extend(crate::reservation::release_for(ctx, &a).await);
+        }
+        if ended {
+            continue;
+        }
+        verdicts.push(ClaimVerdict {
+            claim_id: a.claim.claim_id.clone(),
+            issue: a.claim.issue,
+            verdict,
+            kept,
+            thirdshift: Some(a.facts),
+            finished: None,
+        });
+    }
+    Ok((verdicts, reservations))
+}
+
 /// The verdict on a thirdshift Command: as on our Claims, except that a dead Command whose
 /// Harness (carrying thirdshift's session marker, in a worktree on its Issue branch) still runs
 /// has writers alive (`adopt::writers`).
-fn adopted_verdict(judge: &mut Judge, a: &crate::adopt::Adopted) -> anyhow::Result<Verdict> {
+fn adopted_verdict(
+    ctx: &Ctx,
+    judge: &mut Judge,
+    a: &crate::adopt::Adopted,
+) -> anyhow::Result<Verdict> {
     let verdict = judge.verdict(&a.claim)?;
     let (Verdict::Dead { evidence, .. }, Some(branch)) = (&verdict, &a.facts.branch) else {
         return Ok(verdict);
     };
-    let pids = crate::adopt::writers(branch, a.claim.start_ticks);
+    let repo = ctx.client.repo().to_string();
+    let log = crate::adopt::worktree::command_log(&a.path).unwrap_or_default();
+    let worktree = match crate::adopt::worktree::from_log(&log, branch) {
+        crate::adopt::worktree::Named::Worktree(path) => Some(path),
+        _ => None,
+    };
+    let pids = crate::adopt::writers(&repo, branch, a.claim.start_ticks, worktree.as_deref());
     if pids.is_empty() {
         return Ok(verdict);
     }

@@ -293,8 +293,9 @@ fn harness_in(wt: &Path) -> std::process::Child {
         .unwrap()
 }
 
-/// A repository with a linked worktree on `branch`, as thirdshift makes one for a Command.
-fn worktree_on(dir: &Path, branch: &str) -> PathBuf {
+/// A clone of `repo` (its origin on GitHub) with a linked worktree on `branch`, as thirdshift
+/// makes one for a Command.
+fn worktree_on(dir: &Path, repo: &str, branch: &str) -> PathBuf {
     let (main, wt) = (dir.join("repo"), dir.join(format!("wt-{branch}")));
     std::fs::create_dir_all(&main).unwrap();
     let git = |args: &[&str]| {
@@ -310,6 +311,8 @@ fn worktree_on(dir: &Path, branch: &str) -> PathBuf {
     };
     git(&["init", "-q", "-b", "main"]);
     git(&["commit", "-q", "--allow-empty", "-m", "first"]);
+    let origin = format!("https://github.com/{repo}.git");
+    git(&["remote", "add", "origin", &origin]);
     git(&["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()]);
     wt
 }
@@ -334,7 +337,7 @@ async fn a_killed_command_whose_harness_lives_on_in_its_worktree_has_writers_ali
         issue,
         &record(&repo, issue, &system_hostname(), p, &boot),
     );
-    let wt = worktree_on(world.dir.path(), &format!("issue-{issue}"));
+    let wt = worktree_on(world.dir.path(), &repo, &format!("issue-{issue}"));
     let mut harness = harness_in(&wt);
     let config = world.dir.path().join("thirdshift.yml");
     let yaml = format!("thirdshift:\n  logs_dir: {}\n", logs.display());

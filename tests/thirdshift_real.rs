@@ -108,6 +108,11 @@ impl Host {
     /// Starts a real Ticket run of thirdshift on `issue` from the launch clone, in a process
     /// group of its own (the test kills the group as kill -9 of a terminal's job would).
     fn start(&self, world: &World, issue: u64) -> Child {
+        self.start_with(world, &[&issue.to_string()])
+    }
+
+    /// Starts thirdshift with `args` from the launch clone, in a process group of its own.
+    fn start_with(&self, world: &World, args: &[&str]) -> Child {
         let standins = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/standins");
         let path = format!(
             "{}:{}",
@@ -116,7 +121,7 @@ impl Host {
         );
         let out = std::fs::File::create(self.home.join("thirdshift.out")).unwrap();
         std::process::Command::new(thirdshift_bin())
-            .arg(issue.to_string())
+            .args(args)
             .current_dir(&self.launch)
             .env_clear()
             .env("HOME", &self.home)
@@ -156,7 +161,8 @@ impl Host {
         format!("thirdshift said:\n{out}\ngh calls:\n{gh}")
     }
 
-    async fn pass(&self, world: &World) {
+    /// One `observe --reconcile` of this host; what it printed.
+    async fn pass(&self, world: &World) -> String {
         let out = world
             .cli(self.name)
             .arg("--config")
@@ -165,7 +171,9 @@ impl Host {
             .output()
             .await
             .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let said = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+        said
     }
 }
 
@@ -221,9 +229,8 @@ fn verdict_of(world: &World, host: &str, issue: u64) -> Option<Verdict> {
         .map(|v| v.verdict)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_real_thirdshift_run_killed_outright_is_recovered_and_a_live_one_left_alone() {
-    let test_started = Instant::now();
+/// An emulator on a real bare origin, and two hosts running thirdshift from clones of it.
+async fn two_hosts() -> (World, Origin, Host, Host) {
     let world = World::new().await;
     let origin = Origin::new();
     world.sim.set_git_origin(origin.bare.clone());
@@ -231,6 +238,13 @@ async fn a_real_thirdshift_run_killed_outright_is_recovered_and_a_live_one_left_
         Host::new(&world, &origin, "ha"),
         Host::new(&world, &origin, "hb"),
     );
+    (world, origin, a, b)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_thirdshift_run_killed_outright_is_recovered_and_a_live_one_left_alone() {
+    let test_started = Instant::now();
+    let (world, origin, a, b) = two_hosts().await;
     let killed = world.ready_issue("killed mid-implementation");
     let live = world.ready_issue("still at work");
     // Given a real thirdshift Ticket run on each host, each with its Harness at work
@@ -270,6 +284,8 @@ async fn a_real_thirdshift_run_killed_outright_is_recovered_and_a_live_one_left_
     // Then the Claim ends as thirdshift's own Failed run labels the issue: its dirty file was
     // pushed to its Issue branch, so the Claim stays and the issue is labelled agent-failed
     let branch = format!("issue-{killed}");
+    let pushed = on_origin(&origin, &format!("refs/heads/{branch}"));
+    assert!(pushed.is_some(), "{branch} is not on origin; {}", a.said());
     let files = git(&origin.bare, &["ls-tree", "--name-only", &branch]);
     assert!(files.contains("half-done.txt"), "{files}; {}", a.said());
     assert_eq!(origin.log(&branch)[0], "thirdshift: failed run (killed)");
@@ -310,4 +326,71 @@ async fn a_real_thirdshift_run_killed_outright_is_recovered_and_a_live_one_left_
     );
     drop(groups);
     run_b.wait().unwrap();
+}
+
+/// The sha of `reference` on origin, if it is there.
+fn on_origin(origin: &Origin, reference: &str) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&origin.bare)
+        .args(["rev-parse", "--verify", "--quiet", reference])
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_real_pickups_reservation_is_released_on_evidence_and_a_live_ones_never() {
+    let (world, origin, a, b) = two_hosts().await;
+    let (first, second) = (world.ready_issue("first"), world.ready_issue("second"));
+    // (labelled Ready ten minutes ago: thirdshift's Pickup takes only settled issues)
+    world.sim.backdate(Duration::from_secs(600));
+    // Given a real thirdshift Pickup on each host, each holding its issue's reservation on
+    // origin with its Harness at work
+    let mut pickup_a = a.start_with(&world, &["pickup"]);
+    let mut groups = Groups(vec![pickup_a.id()]);
+    let (harness_a, _) = until_harness(&a, Instant::now()).await;
+    groups.0.push(harness_a);
+    let mut pickup_b = b.start_with(&world, &["pickup"]);
+    groups.0.push(pickup_b.id());
+    let (harness_b, _) = until_harness(&b, Instant::now()).await;
+    groups.0.push(harness_b);
+    let (held_a, held_b) = (
+        format!("refs/heads/thirdshift/pickup/{first}"),
+        format!("refs/heads/thirdshift/pickup/{second}"),
+    );
+    let sha_b = on_origin(&origin, &held_b).unwrap_or_else(|| panic!("{}", b.said()));
+    assert!(on_origin(&origin, &held_a).is_some(), "{}", a.said());
+    // When host a's Pickup, and its Harness, are killed outright
+    kill_group(pickup_a.id());
+    pickup_a.wait().unwrap();
+    // Then while its Harness still writes, the reservation stays
+    a.pass(&world).await;
+    assert!(on_origin(&origin, &held_a).is_some(), "writers alive: kept");
+    kill_group(harness_a);
+    wait_until("the Harness to be gone", STEP, || {
+        std::fs::read_to_string(format!("/proc/{harness_a}/stat"))
+            .map_or(true, |s| s.contains(") Z "))
+    })
+    .await;
+    // And once no writer is left, host a's next pass releases it on the evidence of its commit
+    let said = a.pass(&world).await;
+    assert_eq!(on_origin(&origin, &held_a), None, "{said}");
+    assert!(said.contains(&format!("released {held_a}")), "{said}");
+    assert_eq!(
+        world.ownership(first).adopted_ends.len(),
+        1,
+        "its Claim ended too"
+    );
+    // And the live Pickup's reservation is never touched, over passes of both hosts
+    for _ in 0..5 {
+        a.pass(&world).await;
+        b.pass(&world).await;
+    }
+    assert_eq!(on_origin(&origin, &held_b), Some(sha_b));
+    assert_eq!(world.labels(second), [IN_PROGRESS]);
+    drop(groups);
+    pickup_b.wait().unwrap();
 }

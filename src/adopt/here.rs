@@ -17,6 +17,8 @@ use super::{as_claim, claim_id, commands, default_logs_dir};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Adopted {
     pub claim: ClaimRecord,
+    /// The system host name thirdshift recorded (this machine's).
+    pub hostname: String,
     /// The record file, whose Command log beside it names the worktree.
     pub path: std::path::PathBuf,
     pub facts: AdoptedRun,
@@ -56,6 +58,7 @@ pub fn on_this_host(
         let id = claim_id(&host.host, &scanned.relative, &command.process_start);
         out.push(Adopted {
             claim: as_claim(&command, host, &id),
+            hostname: command.hostname.clone(),
             path: scanned.path,
             facts: AdoptedRun {
                 record: scanned.relative,

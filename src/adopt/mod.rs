@@ -11,6 +11,7 @@
 pub mod claim;
 pub mod here;
 pub mod record;
+pub mod reservation;
 pub mod scan;
 pub mod worktree;
 pub mod writers;

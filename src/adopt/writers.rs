@@ -4,7 +4,11 @@
 //! Command's worktree as its working directory. A kill -9 of thirdshift's group leaves the
 //! Harness running, reparented to PID 1, still writing. The record does not carry the marker, so
 //! a writer is a live process carrying a `THIRDSHIFT_SESSION`, started no earlier than the
-//! Command, whose working directory is a git worktree on the Command's Issue branch.
+//! Command, whose working directory is a git worktree on the Command's Issue branch, of a clone
+//! whose `origin` is the Command's repository (a host serving two repositories has an `issue-1`
+//! in each, and one's Harness is no writer of the other's Command). When the Command log names
+//! the Command's worktree (`worktree::from_log`), only a process working inside that worktree
+//! is its writer: another clone's Harness on a branch of the same name is not.
 //!
 //! It reads `/proc` and the worktree's git files; it signals nothing.
 
@@ -15,8 +19,10 @@ use crate::host::process::Stat;
 /// The marker thirdshift puts in each Harness's environment.
 pub const SESSION_MARKER: &str = "THIRDSHIFT_SESSION";
 
-/// The live processes that may still write for a Command started at `start_ticks` on `branch`.
-pub fn writers(branch: &str, start_ticks: u64) -> Vec<u32> {
+/// The live processes that may still write for a Command of repository `repo` (`owner/name`)
+/// started at `start_ticks` on `branch`, in `worktree` when its log names it.
+pub fn writers(repo: &str, branch: &str, start_ticks: u64, worktree: Option<&Path>) -> Vec<u32> {
+    let worktree = worktree.map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()));
     let me = std::process::id();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -32,10 +38,14 @@ pub fn writers(branch: &str, start_ticks: u64) -> Vec<u32> {
         })
         .filter(|pid| carries_marker(*pid))
         .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/cwd"))
-                .ok()
-                .and_then(|cwd| branch_of(&cwd))
-                .is_some_and(|b| b == branch)
+            let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd")) else {
+                return false;
+            };
+            if worktree.as_ref().is_some_and(|w| !cwd.starts_with(w)) {
+                return false;
+            }
+            git_dir_of(&cwd)
+                .is_some_and(|g| head_branch(&g).as_deref() == Some(branch) && of_repo(&g, repo))
         })
         .collect();
     pids.sort_unstable();
@@ -55,25 +65,67 @@ fn carries_marker(pid: u32) -> bool {
 
 /// The branch checked out in the git work tree holding `dir` (walking up to its `.git`), if any.
 pub fn branch_of(dir: &Path) -> Option<String> {
+    head_branch(&git_dir_of(dir)?)
+}
+
+/// The git folder of the work tree holding `dir`: its `.git`, or a linked worktree's own folder.
+fn git_dir_of(dir: &Path) -> Option<PathBuf> {
     let git = dir
         .ancestors()
         .map(|d| d.join(".git"))
         .find(|g| g.exists())?;
-    let git_dir = if git.is_file() {
-        let text = std::fs::read_to_string(&git).ok()?;
-        let linked = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
-        if linked.is_absolute() {
-            linked
-        } else {
-            git.parent()?.join(linked)
-        }
+    if !git.is_file() {
+        return Some(git);
+    }
+    let text = std::fs::read_to_string(&git).ok()?;
+    let linked = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+    Some(if linked.is_absolute() {
+        linked
     } else {
-        git
-    };
+        git.parent()?.join(linked)
+    })
+}
+
+fn head_branch(git_dir: &Path) -> Option<String> {
     let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
     head.trim()
         .strip_prefix("ref: refs/heads/")
         .map(str::to_string)
+}
+
+/// Whether the clone `git_dir` belongs to (a linked worktree's `commondir`) has an `origin` whose
+/// configured URL names repository `repo`.
+fn of_repo(git_dir: &Path, repo: &str) -> bool {
+    let common = std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .map_or_else(|| git_dir.to_path_buf(), |c| git_dir.join(c.trim()));
+    let Ok(config) = std::fs::read_to_string(common.join("config")) else {
+        return false;
+    };
+    origin_url(&config).is_some_and(|url| names_repo(&url, repo))
+}
+
+/// The `url` of `[remote "origin"]` in a git config file's text.
+fn origin_url(config: &str) -> Option<String> {
+    let mut in_origin = false;
+    for line in config.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_origin = line.replace(' ', "") == "[remote\"origin\"]";
+        } else if let (true, Some((key, value))) = (in_origin, line.split_once('=')) {
+            if key.trim() == "url" {
+                return Some(value.trim().trim_matches('"').to_string());
+            }
+        }
+    }
+    None
+}
+
+/// Whether a remote URL (`https://github.com/o/r.git`, `git@github.com:o/r`, ...) names
+/// repository `repo` (`owner/name`, compared case-insensitively).
+pub fn names_repo(url: &str, repo: &str) -> bool {
+    let url = url.trim().trim_end_matches('/').trim_end_matches(".git");
+    let (url, repo) = (url.to_ascii_lowercase(), repo.to_ascii_lowercase());
+    url.ends_with(&format!("/{repo}")) || url.ends_with(&format!(":{repo}"))
 }
 
 #[cfg(test)]
@@ -101,6 +153,8 @@ mod tests {
         std::fs::create_dir(&main).unwrap();
         git(&main, &["init", "-q", "-b", "main"]);
         git(&main, &["commit", "-q", "--allow-empty", "-m", "first"]);
+        let url = "https://github.com/acme/widgets.git";
+        git(&main, &["remote", "add", "origin", url]);
         git(
             &main,
             &[
@@ -132,12 +186,43 @@ mod tests {
         while !carries_marker(harness.id()) && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        // then only the first is a writer of a Command on issue-7
-        assert_eq!(writers("issue-7", since), vec![harness.id()]);
+        // then only the first is a writer of a Command on issue-7 of that repository
+        let w = |repo, worktree: Option<&Path>| writers(repo, "issue-7", since, worktree);
+        assert_eq!(w("acme/widgets", None), vec![harness.id()]);
+        assert_eq!(w("acme/widgets", Some(&wt)), vec![harness.id()]);
+        assert!(w("acme/gadgets", None).is_empty());
+        // and not of a Command whose log names another worktree on a branch of that name
+        let other = tmp.path().join("other-clone-issue-7");
+        assert!(w("acme/widgets", Some(&other)).is_empty());
         for child in [&mut harness, &mut plain, &mut elsewhere] {
             child.kill().unwrap();
             child.wait().unwrap();
         }
-        assert!(writers("issue-7", since).is_empty());
+        assert!(writers("acme/widgets", "issue-7", since, None).is_empty());
+    }
+
+    #[test]
+    fn a_remote_url_names_its_repository_in_every_form_git_accepts() {
+        for url in [
+            "https://github.com/acme/widgets.git",
+            "https://github.com/Acme/Widgets",
+            "git@github.com:acme/widgets.git",
+            "ssh://git@github.com/acme/widgets/",
+        ] {
+            assert!(names_repo(url, "acme/widgets"), "{url}");
+        }
+        assert!(!names_repo(
+            "https://github.com/acme/widgets-2.git",
+            "acme/widgets"
+        ));
+        assert!(!names_repo(
+            "https://github.com/notacme/widgets",
+            "acme/widgets"
+        ));
+        let config = "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = x\n[remote \"origin\"]\n\turl = https://github.com/acme/widgets.git\n";
+        assert_eq!(
+            origin_url(config).as_deref(),
+            Some("https://github.com/acme/widgets.git")
+        );
     }
 }

@@ -27,7 +27,7 @@ pub use auth::{
 pub use conditional::PageCache;
 pub use error::{GhResult, GithubError};
 pub use models::{Comment, Issue, Label, User};
-pub use repos::PullSummary;
+pub use repos::{HeadCommit, PullSummary};
 pub use transport::{Retry, RetryPolicy};
 
 /// The API base used when neither `--api-url` nor `GITHUB_API_URL` is given.

@@ -33,6 +33,19 @@ struct Branch {
 #[derive(Deserialize)]
 struct BranchCommit {
     sha: String,
+    commit: GitCommit,
+}
+
+#[derive(Deserialize)]
+struct GitCommit {
+    message: String,
+}
+
+/// A branch's head commit: its sha and message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeadCommit {
+    pub sha: String,
+    pub message: String,
 }
 
 /// An item of `GET .../pulls` (`pull-request-simple`). It has no `merged` field: a non-null
@@ -66,6 +79,23 @@ impl Client {
             Ok(resp) => {
                 let b: Branch = self.decode(&Method::GET, &url, &resp)?;
                 Ok(Some(b.commit.sha))
+            }
+            Err(GithubError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `GET /repos/{o}/{r}/branches/{branch}`: the head commit's sha and message, `None` when
+    /// there is no such branch.
+    pub async fn branch_commit(&self, branch: &str) -> GhResult<Option<HeadCommit>> {
+        let url = self.repo_url(&format!("/branches/{}", encode_segment(branch)));
+        match self.send(Method::GET, &url, None, Retry::Safe).await {
+            Ok(resp) => {
+                let b: Branch = self.decode(&Method::GET, &url, &resp)?;
+                Ok(Some(HeadCommit {
+                    sha: b.commit.sha,
+                    message: b.commit.commit.message,
+                }))
             }
             Err(GithubError::NotFound { .. }) => Ok(None),
             Err(e) => Err(e),

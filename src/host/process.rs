@@ -115,6 +115,14 @@ pub fn signal_session(sid: u32, signal: i32) -> usize {
     members.len()
 }
 
+/// The kernel's clock ticks per second (`sysconf(_SC_CLK_TCK)`), the unit of a process's start
+/// ticks; 100 when it cannot be read.
+pub fn ticks_per_second() -> u64 {
+    // SAFETY: sysconf(3) reads a constant of the running system.
+    let n = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(n).ok().filter(|n| *n > 0).unwrap_or(100)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,7 +30,7 @@
 //! `commit.rs` makes the salvage commit; `git.rs` runs git (scrubbed environment, deadlines).
 
 mod commit;
-mod git;
+pub(crate) mod git;
 mod progress;
 
 use std::path::Path;

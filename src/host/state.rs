@@ -115,6 +115,23 @@ impl StateDir {
         self.write(&self.adopted_path(claim_id), &text)
     }
 
+    /// Whether this host settled the Pickup reservation of dead thirdshift Command `claim_id`
+    /// (released it, or found none or none of its own): it is not looked at again.
+    pub fn reservation_settled(&self, claim_id: &str) -> bool {
+        self.reservation_path(claim_id).is_file()
+    }
+
+    /// Records that the reservation of `claim_id` is settled, and how (one line of text).
+    pub fn settle_reservation(&self, claim_id: &str, how: &str) -> anyhow::Result<()> {
+        self.write(&self.reservation_path(claim_id), how.as_bytes())
+    }
+
+    fn reservation_path(&self, claim_id: &str) -> PathBuf {
+        self.root
+            .join("adopted")
+            .join(format!("{claim_id}.reservation"))
+    }
+
     /// Writes `text` to `path` under the state folder: folders 0700, file 0600, fsync, rename.
     fn write(&self, path: &Path, text: &[u8]) -> anyhow::Result<()> {
         let dir = path.parent().expect("a folder under the state folder");

@@ -388,6 +388,9 @@ impl Sim {
             i.created_at -= by;
             i.updated_at -= by;
         }
+        for e in st.events.iter_mut() {
+            e.created_at -= by;
+        }
     }
 
     /// Replaces the injected faults (the PRNG keeps its position).

@@ -16,10 +16,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Deadline for commands that only touch the local repository.
-pub(super) const LOCAL_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const LOCAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Deadline for commands that talk to the remote (fetch, push): a hanging remote must not block
 /// `observe` for ever.
-pub(super) const NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The only variables a git command of ours inherits: where to find programs and the user's own
 /// git configuration, and how to reach a remote (ssh agent, askpass, proxy, CA). Everything else
@@ -68,24 +68,24 @@ const GLOBAL_OPTIONS: &[&str] = &[
 ];
 
 /// A git work tree to run commands in.
-pub(super) struct Git {
+pub(crate) struct Git {
     dir: PathBuf,
 }
 
 impl Git {
-    pub(super) fn new(dir: &Path) -> Self {
+    pub(crate) fn new(dir: &Path) -> Self {
         Git {
             dir: dir.to_path_buf(),
         }
     }
 
     /// Runs a local command; its stdout on exit 0, else a message naming the command.
-    pub(super) fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<String, String> {
+    pub(crate) fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<String, String> {
         self.run_within(args, LOCAL_TIMEOUT)
     }
 
     /// Runs a command with the given deadline; its stdout on exit 0, else a message.
-    pub(super) fn run_within<S: AsRef<OsStr>>(
+    pub(crate) fn run_within<S: AsRef<OsStr>>(
         &self,
         args: &[S],
         timeout: Duration,
