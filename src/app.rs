@@ -165,6 +165,9 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
     for settled in &seen.reservations {
         println!("{}", for_terminal(&settled.line()));
     }
+    for stop in &seen.stops {
+        println!("{}", for_terminal(&stop.line()));
+    }
     if !and_reconcile {
         print_budget(&ctx);
         return Ok(OK);

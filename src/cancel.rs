@@ -70,7 +70,12 @@ pub async fn cancel(ctx: &Ctx, n: u64, reason: Option<String>) -> anyhow::Result
     let comments = ctx.client.list_issue_comments(n).await?;
     let own = ownership(ctx, n, &comments);
     let claim = match decide(&own) {
-        Decision::NothingToCancel { last } => return Ok(text::nothing_to_cancel(n, last)),
+        Decision::NothingToCancel { last } => {
+            if let Some(answer) = cancel_adopted(ctx, n, reason).await? {
+                return Ok(answer);
+            }
+            return Ok(text::nothing_to_cancel(n, last));
+        }
         Decision::AlreadyPending { claim, pending } => {
             return Ok(text::already_pending(claim, pending))
         }
@@ -96,6 +101,45 @@ pub async fn cancel(ctx: &Ctx, n: u64, reason: Option<String>) -> anyhow::Result
     .context("posting the cancel request")?;
     tracing::info!(issue = n, request = %record.request_id, claim = %record.claim_id, "cancel requested");
     Ok(text::requested(claim, &record.request_id, posted.id))
+}
+
+/// `cancel --issue N` on an issue no claim of ours owns: a request to stop the live thirdshift
+/// Command a host reports there (`crate::stop_adopted` carries it out); `None` when there is none.
+async fn cancel_adopted(
+    ctx: &Ctx,
+    n: u64,
+    reason: Option<String>,
+) -> anyhow::Result<Option<String>> {
+    let snapshot = crate::snapshot::read::read_issue(ctx, n).await?;
+    let Some(issue) = snapshot.issue(n) else {
+        return Ok(None);
+    };
+    let Some((report, verdict)) = snapshot.live_adopted_on(issue) else {
+        return Ok(None);
+    };
+    let Some(facts) = &verdict.thirdshift else {
+        return Ok(None);
+    };
+    let id = &verdict.claim_id;
+    if let Some(pending) = issue.ownership.pending_adopted_cancel(id) {
+        return Ok(Some(text::adopted_already_pending(n, id, pending)));
+    }
+    let record = CancelRecord {
+        request_id: new_request_id(),
+        claim_id: id.clone(),
+        issue: n,
+        requested_by: format!("cancel@{}", ctx.host.host),
+        reason: reason.filter(|r| !r.trim().is_empty()),
+        requested_at: Utc::now(),
+        recover: false,
+    };
+    let body = record.to_comment();
+    let posted = post_record(ctx, n, &record.request_id, Kind::Cancel, &body)
+        .await
+        .context("posting the cancel request")?;
+    let host = &report.report.host;
+    let answer = text::adopted_requested(n, host, facts, &record.request_id, posted.id);
+    Ok(Some(answer))
 }
 
 /// The ending a Run's own `release` writes instead of `ending` when the Run was stopped (handed

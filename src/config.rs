@@ -53,6 +53,8 @@ pub struct ThirdshiftConfig {
     pub adopt: bool,
     /// thirdshift's logs folder (default `~/.thirdshift/logs`, thirdshift's own default).
     pub logs_dir: Option<std::path::PathBuf>,
+    /// The thirdshift binary `cancel` stops a Command with (default `thirdshift` on `PATH`).
+    pub bin: Option<std::path::PathBuf>,
 }
 
 impl Default for ThirdshiftConfig {
@@ -60,6 +62,7 @@ impl Default for ThirdshiftConfig {
         ThirdshiftConfig {
             adopt: true,
             logs_dir: None,
+            bin: None,
         }
     }
 }

@@ -3,7 +3,9 @@
 //! options, a new session (so no terminal hang-up, no signal to this process's group and no CI
 //! job cleanup that follows this process reaches it), stdin from /dev/null, output appended to a
 //! private log file, the credentials handed over (they live in memory, not in the environment),
-//! and no `RUNNER_TRACKING_ID`. The caller adds the command and its arguments.
+//! and no `RUNNER_TRACKING_ID`. The caller adds the command and its arguments. `program` starts
+//! another program the same way, without this context's options or credentials (`thirdshift
+//! stop` for a cancelled thirdshift Command).
 //!
 //! It decides nothing and waits for nothing; callers do.
 
@@ -15,6 +17,40 @@ use anyhow::Context as _;
 
 use crate::context::Ctx;
 
+/// Another program, set up as above (a new session, stdin from /dev/null, output appended to
+/// `log`, no `RUNNER_TRACKING_ID`) but with none of this context's options or credentials.
+pub fn program(program: &Path, log: &Path) -> anyhow::Result<Command> {
+    let mut command = Command::new(program);
+    to_log(&mut command, log)?;
+    new_session(&mut command);
+    Ok(command)
+}
+
+fn to_log(command: &mut Command, log: &Path) -> anyhow::Result<()> {
+    let dir = log.parent().expect("a log folder");
+    crate::host::private::dir(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let out = crate::host::private::append(log)
+        .with_context(|| format!("opening the log {}", log.display()))?;
+    command
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .env_remove("RUNNER_TRACKING_ID");
+    Ok(())
+}
+
+fn new_session(command: &mut Command) {
+    // SAFETY: setsid is async-signal-safe; the child leads a new session.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// `exe --repo .. --api-url .. --host .. --state-dir .. [--config ..]`, set up as above, its
 /// output appended to `log` (created 0600 in a 0700 folder).
 pub fn command(
@@ -23,10 +59,6 @@ pub fn command(
     config: Option<&Path>,
     log: &Path,
 ) -> anyhow::Result<Command> {
-    let dir = log.parent().expect("a log folder");
-    crate::host::private::dir(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let out = crate::host::private::append(log)
-        .with_context(|| format!("opening the log {}", log.display()))?;
     let mut command = Command::new(exe);
     command
         .arg("--repo")
@@ -40,20 +72,8 @@ pub fn command(
     if let Some(config) = config {
         command.arg("--config").arg(config);
     }
-    command
-        .stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out)
-        .env_remove("RUNNER_TRACKING_ID")
-        .envs(crate::github::taken(&crate::github::CREDENTIAL_VARS));
-    // SAFETY: setsid is async-signal-safe; the child leads a new session.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    to_log(&mut command, log)?;
+    command.envs(crate::github::taken(&crate::github::CREDENTIAL_VARS));
+    new_session(&mut command);
     Ok(command)
 }

@@ -33,6 +33,7 @@ pub mod run;
 pub mod sim;
 pub mod snapshot;
 pub mod stage;
+pub mod stop_adopted;
 pub mod summary;
 pub mod text;
 pub mod view;

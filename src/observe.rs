@@ -27,6 +27,8 @@ pub struct Observed {
     pub cancels: Vec<crate::cancel::Carried>,
     /// The Pickup reservations of dead thirdshift Commands this pass released or left.
     pub reservations: Vec<crate::reservation::Settled>,
+    /// What it did about cancelled thirdshift Commands (`thirdshift stop` started, ended).
+    pub stops: Vec<crate::stop_adopted::Stop>,
     pub registry_issue: u64,
     pub report_written: bool,
 }
@@ -65,8 +67,11 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
             finished: finished.map(Box::new),
         });
     }
-    let (adopted, reservations) = adopted_verdicts(ctx, &snapshot, &mut judge, adopted).await?;
-    verdicts.extend(adopted);
+    let mut adopted = adopted_verdicts(ctx, &snapshot, &mut judge, adopted).await?;
+    verdicts.append(&mut adopted.verdicts);
+    adopted
+        .stops
+        .extend(crate::stop_adopted::record_endings(ctx).await);
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
     let in_use = judge.live_claims(&ctx.state)?.len();
     let report = HostReport {
@@ -82,7 +87,8 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     Ok(Observed {
         report,
         cancels,
-        reservations,
+        reservations: adopted.reservations,
+        stops: adopted.stops,
         registry_issue,
         report_written,
     })
@@ -138,19 +144,31 @@ fn local_values(ctx: &Ctx, github: &ClaimRecord) -> ClaimRecord {
     }
 }
 
+/// What `observe` did about this host's thirdshift Commands.
+#[derive(Default)]
+struct AdoptedPass {
+    verdicts: Vec<ClaimVerdict>,
+    reservations: Vec<crate::reservation::Settled>,
+    stops: Vec<crate::stop_adopted::Stop>,
+}
+
 /// The verdicts on this host's thirdshift Commands, and their salvages; a Command dead with no
 /// writer left also has its Pickup reservation released (`crate::reservation`), even once its
-/// end is recorded (a release that failed is tried again until it is settled).
+/// end is recorded (a release that failed is tried again until it is settled); a live one with
+/// a cancel request waiting is stopped through thirdshift (`crate::stop_adopted`).
 async fn adopted_verdicts(
     ctx: &Ctx,
     snapshot: &Snapshot,
     judge: &mut Judge,
     adopted: Vec<crate::adopt::Adopted>,
-) -> anyhow::Result<(Vec<ClaimVerdict>, Vec<crate::reservation::Settled>)> {
-    let (mut verdicts, mut reservations) = (Vec::new(), Vec::new());
+) -> anyhow::Result<AdoptedPass> {
+    let mut pass = AdoptedPass::default();
     for a in adopted {
         let ended = ended_here(snapshot, &a.claim);
-        if ended && ctx.state.reservation_settled(&a.claim.claim_id) {
+        let settled = ctx
+            .state
+            .adopted_note(&a.claim.claim_id, crate::reservation::NOTE);
+        if ended && settled.is_some() {
             continue;
         }
         let verdict = adopted_verdict(ctx, judge, &a)?;
@@ -162,13 +180,20 @@ async fn adopted_verdicts(
             _ => None,
         };
         // As thirdshift's own Drop: the reservation goes once the work is kept.
-        if matches!(verdict, Verdict::Dead { .. }) {
-            reservations.extend(crate::reservation::release_for(ctx, &a).await);
+        match &verdict {
+            Verdict::Dead { .. } => {
+                let settled = crate::reservation::release_for(ctx, &a).await;
+                pass.reservations.extend(settled);
+            }
+            Verdict::Alive => pass
+                .stops
+                .extend(crate::stop_adopted::ask(ctx, snapshot, &a)),
+            Verdict::WritersAlive { .. } => {}
         }
         if ended {
             continue;
         }
-        verdicts.push(ClaimVerdict {
+        pass.verdicts.push(ClaimVerdict {
             claim_id: a.claim.claim_id.clone(),
             issue: a.claim.issue,
             verdict,
@@ -177,7 +202,7 @@ async fn adopted_verdicts(
             finished: None,
         });
     }
-    Ok((verdicts, reservations))
+    Ok(pass)
 }
 
 /// The verdict on a thirdshift Command: as on our Claims, except that a dead Command whose

@@ -17,6 +17,9 @@ use crate::adopt::Adopted;
 use crate::context::Ctx;
 use crate::host::salvage::git::{Git, LOCAL_TIMEOUT, NETWORK_TIMEOUT};
 
+/// The state folder's note of how a dead Command's reservation was settled.
+pub const NOTE: &str = "reservation";
+
 /// What became of a dead Command's reservation, for the pass's output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Settled {
@@ -42,7 +45,7 @@ impl Settled {
 /// `None` when there is nothing to say: settled before, no reservation, or to be tried again.
 pub async fn release_for(ctx: &Ctx, dead: &Adopted) -> Option<Settled> {
     let claim_id = &dead.claim.claim_id;
-    if ctx.state.reservation_settled(claim_id) {
+    if ctx.state.adopted_note(claim_id, NOTE).is_some() {
         return None;
     }
     let reference = reference(dead.claim.issue);
@@ -148,7 +151,7 @@ fn delete_with_lease(launch: &Path, reference: &str, sha: &str) -> Result<(), St
 }
 
 fn settle(ctx: &Ctx, claim_id: &str, how: &str) {
-    if let Err(e) = ctx.state.settle_reservation(claim_id, how) {
+    if let Err(e) = ctx.state.save_adopted_note(claim_id, NOTE, how.as_bytes()) {
         tracing::warn!(claim = %claim_id, "could not record that its reservation is settled: {e:#}");
     }
 }

@@ -94,7 +94,11 @@ impl Host {
         let logs = home.join(".thirdshift/logs");
         std::fs::write(
             &config,
-            format!("thirdshift:\n  logs_dir: {}\n", logs.display()),
+            format!(
+                "thirdshift:\n  logs_dir: {}\n  bin: {}\n",
+                logs.display(),
+                thirdshift_bin().display()
+            ),
         )
         .unwrap();
         Host {
@@ -163,8 +167,10 @@ impl Host {
 
     /// One `observe --reconcile` of this host; what it printed.
     async fn pass(&self, world: &World) -> String {
+        // As the host's user, whose HOME holds thirdshift's config and records
         let out = world
             .cli(self.name)
+            .env("HOME", &self.home)
             .arg("--config")
             .arg(&self.config)
             .args(["observe", "--reconcile"])
@@ -393,4 +399,71 @@ async fn a_dead_real_pickups_reservation_is_released_on_evidence_and_a_live_ones
     assert_eq!(world.labels(second), [IN_PROGRESS]);
     drop(groups);
     pickup_b.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_of_a_live_real_thirdshift_run_stops_it_through_thirdshift_stop_requeue() {
+    let (world, origin, a, _b) = two_hosts().await;
+    let issue = world.ready_issue("cancel me");
+    // Given a real thirdshift Ticket run with its Harness at work, reported alive by its host
+    let mut run = a.start(&world, issue);
+    let mut groups = Groups(vec![run.id()]);
+    let (harness, _) = until_harness(&a, Instant::now()).await;
+    groups.0.push(harness);
+    a.pass(&world).await;
+    assert_eq!(verdict_of(&world, "ha", issue), Some(Verdict::Alive));
+    // When a person cancels it
+    let out = world
+        .exec("hr", &["cancel", "--issue", &issue.to_string()])
+        .await;
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("cancel requested for thirdshift's Command"),
+        "{said}"
+    );
+    // Then its host's next pass has thirdshift stop it, and thirdshift ends it itself
+    let said = a.pass(&world).await;
+    assert!(
+        said.contains("thirdshift asked to stop its Command"),
+        "{said}"
+    );
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < TO_HARNESS,
+            "thirdshift never ended; {}",
+            a.said()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // as its own cleanup does: its work preserved on its Issue branch, the issue back in the
+    // queue (`--requeue`), and its outcome `interrupted`
+    let branch = format!("refs/heads/issue-{issue}");
+    assert!(on_origin(&origin, &branch).is_some(), "{}", a.said());
+    assert_eq!(world.labels(issue), [READY], "{}", a.said());
+    // And the pass after records how it ended: cancelled, with thirdshift's own outcome
+    let said = a.pass(&world).await;
+    assert!(
+        said.contains("stopped on request: interrupted"),
+        "{said}; exit {status}"
+    );
+    let ends = world.ownership(issue).adopted_ends;
+    assert_eq!(ends.len(), 1, "{said}");
+    let end = &ends[0].record;
+    assert_eq!(end.outcome, Outcome::Cancelled);
+    assert_eq!(end.labels_after, Some(vec![READY.to_string()]));
+    assert!(
+        end.reason.contains("thirdshift recorded: interrupted"),
+        "{}",
+        end.reason
+    );
+    // and later passes write nothing more
+    world.sim.clear_requests();
+    a.pass(&world).await;
+    assert_eq!(writes(&world), Vec::<String>::new());
+    drop(groups);
 }

@@ -115,21 +115,37 @@ impl StateDir {
         self.write(&self.adopted_path(claim_id), &text)
     }
 
-    /// Whether this host settled the Pickup reservation of dead thirdshift Command `claim_id`
-    /// (released it, or found none or none of its own): it is not looked at again.
-    pub fn reservation_settled(&self, claim_id: &str) -> bool {
-        self.reservation_path(claim_id).is_file()
+    /// A note this host keeps about thirdshift Command `claim_id` (`adopted/<claim id>.<what>`):
+    /// how its Pickup reservation was settled, the stop it asked for.
+    pub fn adopted_note(&self, claim_id: &str, what: &str) -> Option<Vec<u8>> {
+        fs::read(self.note_path(claim_id, what)).ok()
     }
 
-    /// Records that the reservation of `claim_id` is settled, and how (one line of text).
-    pub fn settle_reservation(&self, claim_id: &str, how: &str) -> anyhow::Result<()> {
-        self.write(&self.reservation_path(claim_id), how.as_bytes())
+    /// Keeps a note about thirdshift Command `claim_id`, durably.
+    pub fn save_adopted_note(&self, claim_id: &str, what: &str, text: &[u8]) -> anyhow::Result<()> {
+        self.write(&self.note_path(claim_id, what), text)
     }
 
-    fn reservation_path(&self, claim_id: &str) -> PathBuf {
-        self.root
-            .join("adopted")
-            .join(format!("{claim_id}.reservation"))
+    /// Every note of kind `what`, as (claim id, text), in claim id order.
+    pub fn adopted_notes(&self, what: &str) -> Vec<(String, Vec<u8>)> {
+        let Ok(dir) = fs::read_dir(self.root.join("adopted")) else {
+            return Vec::new();
+        };
+        let suffix = format!(".{what}");
+        let mut out: Vec<(String, Vec<u8>)> = dir
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.to_string();
+                let id = name.strip_suffix(&suffix)?.to_string();
+                Some((id, fs::read(e.path()).ok()?))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn note_path(&self, claim_id: &str, what: &str) -> PathBuf {
+        self.root.join("adopted").join(format!("{claim_id}.{what}"))
     }
 
     /// Writes `text` to `path` under the state folder: folders 0700, file 0600, fsync, rename.

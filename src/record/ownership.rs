@@ -335,6 +335,15 @@ impl Ownership {
             .find(|e| e.record.claim_id == claim_id)
     }
 
+    /// The first trusted cancel request for thirdshift Command `claim_id` (a `ts-` id, no claim
+    /// comment of ours) while no end record ended it.
+    pub fn pending_adopted_cancel(&self, claim_id: &str) -> Option<&CancelView> {
+        if self.adopted_end(claim_id).is_some() {
+            return None;
+        }
+        self.cancels.iter().find(|c| c.record.claim_id == claim_id)
+    }
+
     /// The first trusted cancel request for `claim_id` while that Claim is active, if any.
     pub fn pending_cancel(&self, claim_id: &str) -> Option<&CancelView> {
         if !self.active().any(|c| c.record.claim_id == claim_id) {

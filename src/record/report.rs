@@ -239,9 +239,29 @@ impl HostReport {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::record::{decode, Decoded, Record};
+
+    /// What a host reports of a thirdshift Ticket Command on issue 7 working on `branch`.
+    pub(crate) fn sample_adopted_run(branch: &str) -> AdoptedRun {
+        AdoptedRun {
+            record: "o/r/commands/issue/7-20261204T100000+0000~0123456789abcdef.command.json"
+                .into(),
+            kind: "Ticket".into(),
+            pid: 4242,
+            process_start: "b-2:987654".into(),
+            stage: Some("implementing".into()),
+            stage_since: None,
+            harness: Some("claude".into()),
+            model: Some("opus".into()),
+            effort: None,
+            branch: Some(branch.into()),
+            pull_request: None,
+            session_log: None,
+            resume: Some("thirdshift resume 7".into()),
+        }
+    }
 
     fn report() -> HostReport {
         HostReport {

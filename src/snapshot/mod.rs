@@ -168,6 +168,35 @@ impl Snapshot {
         self.reports.iter().find(|r| r.report.host == host)
     }
 
+    /// The thirdshift Commands hosts report on `issue` that no end record ended yet, with the
+    /// report of each, in report order.
+    pub fn adopted_on<'s>(
+        &'s self,
+        issue: &IssueSnapshot,
+    ) -> Vec<(&'s ReportView, &'s crate::record::ClaimVerdict)> {
+        let mut out = Vec::new();
+        for report in &self.reports {
+            for verdict in &report.report.claims {
+                let open = issue.ownership.adopted_end(&verdict.claim_id).is_none();
+                if verdict.issue == issue.number && verdict.thirdshift.is_some() && open {
+                    out.push((report, verdict));
+                }
+            }
+        }
+        out
+    }
+
+    /// The live thirdshift Command a host reports on open `issue`, if any: what `cancel` stops.
+    pub fn live_adopted_on<'s>(
+        &'s self,
+        issue: &IssueSnapshot,
+    ) -> Option<(&'s ReportView, &'s crate::record::ClaimVerdict)> {
+        let alive =
+            |v: &crate::record::ClaimVerdict| matches!(v.verdict, crate::record::Verdict::Alive);
+        issue.open.then_some(())?;
+        self.adopted_on(issue).into_iter().find(|(_, v)| alive(v))
+    }
+
     /// The issue numbered `n`, if it is in the snapshot.
     pub fn issue(&self, n: u64) -> Option<&IssueSnapshot> {
         self.issues.iter().find(|i| i.number == n)

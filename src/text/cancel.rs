@@ -3,7 +3,7 @@
 //! stopped, and the line `observe` prints for each request it carried out. No decisions here.
 
 use super::{code, one_line, quote, time};
-use crate::record::{CancelRecord, CancelView, ClaimView, EndView, Outcome};
+use crate::record::{AdoptedRun, CancelRecord, CancelView, ClaimView, EndView, Outcome};
 
 /// The readable part of a cancel record comment.
 pub fn cancel_comment(r: &CancelRecord) -> String {
@@ -34,6 +34,38 @@ pub fn requested(claim: &ClaimView, request_id: &str, comment_id: u64) -> String
         "issue #{}: cancel requested for claim {} (the Run on host {}, pid {}); request {} is \
          comment {comment_id}. Host {} stops the Run at its next observe.",
         c.issue, c.claim_id, c.host, c.pid, request_id, c.host
+    )
+}
+
+/// `cancel`'s answer once a request to stop thirdshift Command `claim_id` on `host` is posted.
+pub fn adopted_requested(
+    issue: u64,
+    host: &str,
+    facts: &AdoptedRun,
+    request_id: &str,
+    comment_id: u64,
+) -> String {
+    format!(
+        "issue #{issue}: cancel requested for thirdshift's Command {} (record {}, pid {}, on host \
+         {host}); request {request_id} is comment {comment_id}. Host {host} runs `thirdshift \
+         stop <its record> --requeue` at its next observe; thirdshift then ends its Claim and \
+         puts the issue back in the queue itself.",
+        facts.kind,
+        one_line(&facts.record),
+        facts.pid
+    )
+}
+
+/// `cancel`'s answer when a request for thirdshift Command `claim_id` is already waiting.
+pub fn adopted_already_pending(issue: u64, claim_id: &str, pending: &CancelView) -> String {
+    let r = &pending.record;
+    format!(
+        "issue #{issue}: a cancel request for thirdshift's Command {claim_id} is already \
+         pending: request {} (comment {}) by {} at {}; nothing posted.",
+        r.request_id,
+        pending.comment_id,
+        one_line(&r.requested_by),
+        time(r.requested_at)
     )
 }
 
@@ -196,6 +228,14 @@ mod tests {
             already_pending(&claim_view(), &request(None)),
             nothing_to_cancel(42, Some(&end)),
             nothing_to_cancel(42, None),
+            adopted_requested(
+                42,
+                "build-01",
+                &crate::record::report::tests::sample_adopted_run("issue-42"),
+                "cx-00000000000000aa",
+                5_000_000_003,
+            ),
+            adopted_already_pending(42, "ts-00000000000000a7", &request(None)),
         ];
         insta::assert_snapshot!(all.join("\n"));
     }

@@ -199,6 +199,29 @@ pub fn cancel_requested(claim: &ClaimView, request_id: &str) -> String {
     )
 }
 
+/// `cancel` of a live thirdshift Command: its host is asked to stop it as thirdshift stops
+/// itself.
+pub fn adopted_cancel_requested(host: &str, claim_id: &str, request_id: &str) -> String {
+    format!(
+        "Asked host {} to stop thirdshift's Command {} (request {}). Its next `observe` runs \
+         `thirdshift stop <its record> --requeue`: thirdshift then keeps its work, ends its \
+         Claim and puts the issue back in the queue itself, which takes a few minutes; once it \
+         has, the host records how it ended here.",
+        code(host),
+        code(claim_id),
+        code(request_id)
+    )
+}
+
+/// A request for thirdshift Command `claim_id` is already waiting.
+pub fn adopted_already_requested(claim_id: &str, comment_id: u64) -> String {
+    format!(
+        "A request for thirdshift's Command {} is already waiting (comment {comment_id}); \
+         nothing more was written.",
+        code(claim_id)
+    )
+}
+
 /// The cancel record's reason for a command.
 pub fn request_reason(login: &str, command: &str, comment_id: u64) -> String {
     format!("@{login} asked `/thirdshift {command}` in comment {comment_id}")

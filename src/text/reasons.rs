@@ -122,6 +122,15 @@ pub fn adopted_recovered_reason(
     )
 }
 
+/// The reason in the end record of a thirdshift Command its host stopped on cancel request
+/// `request_id` through `thirdshift stop --requeue`; `outcome` is thirdshift's own.
+pub fn adopted_stopped_reason(host: &str, request_id: &str, record: &str, outcome: &str) -> String {
+    format!(
+        "host {host} stopped thirdshift's Command {record} on cancel request {request_id} with \
+         `thirdshift stop --requeue`; thirdshift recorded: {outcome}"
+    )
+}
+
 /// The evidence the live view shows for a thirdshift Command its host reported.
 pub fn adopted_evidence(host: &str, verdict: &crate::record::Verdict) -> String {
     match verdict {
@@ -173,6 +182,12 @@ mod tests {
                 DeathReason::PidGone,
                 "pid 4242 is gone",
                 &["in-progress".to_string(), "agent-failed".to_string()],
+            ),
+            adopted_stopped_reason(
+                "build-01",
+                "cx-00000000000000aa",
+                "acme/widgets/commands/issue/7-20261204T100000+0000~0123456789abcdef.command.json",
+                "interrupted",
             ),
         ];
         insta::assert_snapshot!(all.join("\n"));

@@ -54,16 +54,9 @@ impl Cx<'_> {
 
     /// The Commands hosts report on `issue` that no end record ended yet, in report order.
     fn named<'s>(&'s self, issue: &IssueSnapshot) -> Vec<Named<'s>> {
-        let mut out = Vec::new();
-        for report in &self.snapshot.reports {
-            for verdict in &report.report.claims {
-                let open = issue.ownership.adopted_end(&verdict.claim_id).is_none();
-                if verdict.issue == issue.number && verdict.thirdshift.is_some() && open {
-                    out.push(Named { report, verdict });
-                }
-            }
-        }
-        out
+        let on = self.snapshot.adopted_on(issue).into_iter();
+        on.map(|(report, verdict)| Named { report, verdict })
+            .collect()
     }
 
     /// The end record of one dead Command, with the labels the issue gets.

@@ -162,6 +162,9 @@ impl Cx<'_> {
     fn cancel(&self, issue: &IssueSnapshot, cmd: &CommandView, s: &mut Steps) -> Reply {
         let own = &issue.ownership;
         let Some(owner) = own.owner.as_ref().filter(|_| issue.open) else {
+            if let Some(reply) = self.cancel_adopted(issue, cmd, s) {
+                return reply;
+            }
             return Reply::new(Answer::NothingToDo, None, self.nothing_active(issue));
         };
         if let Some(p) = own.pending_cancel(&owner.record.claim_id) {
@@ -171,6 +174,45 @@ impl Cx<'_> {
         let id = self.request(owner, cmd, "cancel", false, s);
         let detail = text::cancel_requested(owner, &id);
         Reply::new(Answer::CancelRequested, Some(owner), detail)
+    }
+
+    /// `cancel` of a live thirdshift Command on an issue no claim of ours owns: its host is asked
+    /// to stop it the way thirdshift stops itself (`thirdshift stop … --requeue`, see
+    /// `crate::stop_adopted`). `None` when no live Command of thirdshift is reported there.
+    fn cancel_adopted(
+        &self,
+        issue: &IssueSnapshot,
+        cmd: &CommandView,
+        s: &mut Steps,
+    ) -> Option<Reply> {
+        let (report, verdict) = self.snapshot.live_adopted_on(issue)?;
+        let (id, host) = (&verdict.claim_id, &report.report.host);
+        let reply = |answer, detail: String| Reply {
+            answer,
+            claim_id: Some(id.clone()),
+            detail,
+        };
+        if let Some(p) = issue.ownership.pending_adopted_cancel(id) {
+            let detail = text::adopted_already_requested(id, p.comment_id);
+            return Some(reply(Answer::AlreadyRequested, detail));
+        }
+        let p = &cmd.pending;
+        let record = CancelRecord {
+            request_id: request_id(p.comment_id),
+            claim_id: id.clone(),
+            issue: p.issue,
+            requested_by: p.author.clone(),
+            reason: Some(text::request_reason(&p.author, "cancel", p.comment_id)),
+            requested_at: self.input.now,
+            recover: false,
+        };
+        let request = record.request_id.clone();
+        s.requests.push(Action::PostCancel {
+            issue: p.issue,
+            cancel: Box::new(record),
+        });
+        let detail = text::adopted_cancel_requested(host, id, &request);
+        Some(reply(Answer::CancelRequested, detail))
     }
 
     /// `recover`, with the owner's evidence deciding, as in a pass.

@@ -52,6 +52,8 @@ fn every_reply_of_the_commands() {
         (Answer::KillRequested, kill_requested(&c, "cx-cmd-5000000123")),
         (Answer::CancelRequested, cancel_requested(&c, "cx-cmd-5000000123")),
         (Answer::AlreadyRequested, already_requested(&c, 5_000_000_003)),
+        (Answer::CancelRequested, adopted_cancel_requested("build-01", "ts-00000000000000a7", "cx-cmd-5000000123")),
+        (Answer::AlreadyRequested, adopted_already_requested("ts-00000000000000a7", 5_000_000_003)),
         (Answer::AlreadyRequested, being_recovered("c-0123456789abcdef", 5_000_000_100)),
         (Answer::NothingToDo, nothing_active(Some(&end))),
         (Answer::NothingToDo, nothing_active(None)),

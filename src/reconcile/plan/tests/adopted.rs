@@ -4,10 +4,10 @@
 //! Claim off. No HTTP.
 
 use super::*;
-use crate::record::AdoptedRun;
 
 const AGENT_FAILED: &str = "agent-failed";
 const TS: &str = "ts-00000000000000a7";
+/// The record `record::report::tests::sample_adopted_run` names.
 const RECORD: &str = "o/r/commands/issue/7-20261204T100000+0000~0123456789abcdef.command.json";
 
 /// What a host reports of a thirdshift Command on issue 7 working on `branch`.
@@ -17,21 +17,7 @@ fn command(verdict: Verdict, branch: &str) -> ClaimVerdict {
         issue: 7,
         verdict,
         kept: None,
-        thirdshift: Some(AdoptedRun {
-            record: RECORD.into(),
-            kind: "Ticket".into(),
-            pid: 4242,
-            process_start: "b-2:987654".into(),
-            stage: Some("implementing".into()),
-            stage_since: None,
-            harness: Some("claude".into()),
-            model: Some("opus".into()),
-            effort: None,
-            branch: Some(branch.into()),
-            pull_request: None,
-            session_log: None,
-            resume: Some("thirdshift resume 7".into()),
-        }),
+        thirdshift: Some(crate::record::report::tests::sample_adopted_run(branch)),
         finished: None,
     }
 }
@@ -193,4 +179,66 @@ fn an_end_record_naming_a_thirdshift_command_needs_its_evidence_and_a_trusted_au
     let plan = world.plan();
     // then neither counts: the Command is ended by this pass
     assert!(matches!(&plan.actions[0], Action::PostEnd { end, .. } if end.claim_id == TS));
+}
+
+/// `/thirdshift cancel` by a writer, comment `BASE + id` on issue 7.
+fn cancel_comment(id: u64) -> crate::snapshot::CommandView {
+    crate::snapshot::CommandView {
+        pending: crate::commands::Pending {
+            issue: 7,
+            comment_id: BASE + id,
+            author: "bob".into(),
+            html_url: format!("https://github.com/o/r/issues/7#issuecomment-{}", BASE + id),
+            parsed: crate::commands::parse("/thirdshift cancel"),
+            edited: false,
+        },
+        role: crate::config::Role::Write,
+    }
+}
+
+fn plan_cancel(world: &World, id: u64) -> Vec<String> {
+    let mut snapshot = world.snapshot();
+    snapshot.commands = vec![cancel_comment(id)];
+    let p = plan(&snapshot, &Config::default(), &input());
+    p.actions.iter().map(shape).collect()
+}
+
+#[test]
+fn cancel_of_a_live_command_asks_its_host_once_and_of_a_dead_one_asks_nothing() {
+    // given a live thirdshift Command on issue 7
+    let report_of = |v| vec![report(vec![command(v, "issue-7")])];
+    let mut world = World::with(vec![claimed_by_thirdshift()], report_of(Verdict::Alive));
+    // when a writer asks to cancel it
+    let shapes = plan_cancel(&world, 5);
+    // then one request naming the Command is posted for its host, and the labels stay its own
+    let request = format!("#7 cancel cx-cmd-{} {TS}", BASE + 5);
+    let want = [
+        "#7 react eyes 5",
+        &request,
+        "#7 reply 5 cancel-requested",
+        "#7 react +1 5",
+    ];
+    assert_eq!(shapes, want);
+    // given the request posted, a second cancel only answers
+    let mut snapshot = world.snapshot();
+    snapshot.commands = vec![cancel_comment(5)];
+    let p = plan(&snapshot, &Config::default(), &input());
+    let Some(Action::PostCancel { cancel, .. }) = p.actions.get(1) else {
+        panic!("{:?}", p.actions)
+    };
+    world.issues[0].comments.push(bot(6, cancel.to_comment()));
+    let again = [
+        "#7 react eyes 8",
+        "#7 reply 8 already-requested",
+        "#7 react +1 8",
+    ];
+    assert_eq!(plan_cancel(&world, 8), again);
+    // and of a dead Command there is nothing to stop: the pass ends it as before
+    let world = World::with(vec![claimed_by_thirdshift()], report_of(dead()));
+    let shapes = plan_cancel(&world, 9);
+    assert!(
+        shapes.contains(&"#7 reply 9 nothing-to-do".to_string()),
+        "{shapes:?}"
+    );
+    assert!(!shapes.iter().any(|s| s.contains(" cancel ")), "{shapes:?}");
 }
