@@ -12,6 +12,9 @@
 //! finish while GitHub refuses every comment post for longer than their retries (`fates.rs`):
 //! they must still end with their own outcome (`done` or `failed`), never `recovered`. A person
 //! takes a few ended issues over by hand (`in-progress` on, our labels off): no pass may undo it.
+//! thirdshift-shaped Commands (`harness/standins.rs`) take some Ready issues among our Runs and
+//! are killed or finish: none is ended while it lives or once it finished, and every killed one
+//! is ended once, recovered (those issues are left out of the replay, which has no thirdshift).
 //!
 //! Profiles: the short one (default) runs `CHAOS_PASSES` = 200 passes; a long one is
 //! `CHAOS_PASSES=2000 CHAOS_SEED=7 cargo test --release --test chaos -- --nocapture`.
@@ -69,6 +72,8 @@ async fn pass(soak: &mut Soak<'_>) -> bool {
     soak.end_refusals().await;
     soak.maybe_requeue(20);
     soak.maybe_take_over(10);
+    soak.maybe_start_standin(8);
+    soak.move_standins(15);
     let a = soak.pass_of(&["observe", "--reconcile"], 15).await;
     let b = soak.pass_of(&["reconcile"], 15).await;
     a || b
@@ -91,6 +96,7 @@ async fn settle(soak: &mut Soak<'_>) {
         assert!(Instant::now() < deadline, "Runs still alive after 60 s");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    soak.kill_standins();
     for _ in 0..2 {
         for host in soak.hosts.clone() {
             soak.exec_ok(&host, &["observe", "--reconcile"]).await;
@@ -111,6 +117,10 @@ async fn compare_with_replay(soak: &mut Soak<'_>, seed: u64) -> Duration {
         .await;
     let (soaked, replayed) = (soak.end_states(&soak.fates), again.end_states(&again.fates));
     for (n, state) in &soaked {
+        // An issue a thirdshift-shaped Command took has no replay: thirdshift is not replayed
+        if soak.thirdshift_issues.contains(n) {
+            continue;
+        }
         let history = || {
             let theirs = again.history(*n, &again.fates, &again.requeues);
             format!(
@@ -138,6 +148,23 @@ async fn compare_with_replay(soak: &mut Soak<'_>, seed: u64) -> Duration {
     started.elapsed()
 }
 
+/// Whether the issue's last end is a dead thirdshift Command's that kept its Claim for people
+/// (its work was on origin: `in-progress` and `agent-failed`, as thirdshift's own Failed run).
+fn left_for_people(own: &thirdshift_reconciler::record::Ownership) -> bool {
+    let last_ours = own
+        .ended
+        .iter()
+        .map(|(_, e)| e.comment_id)
+        .max()
+        .unwrap_or(0);
+    own.adopted_ends
+        .iter()
+        .max_by_key(|e| e.comment_id)
+        .filter(|e| e.comment_id > last_ours)
+        .and_then(|e| e.record.labels_after.as_ref())
+        .is_some_and(|after| after.iter().any(|l| l == IN_PROGRESS))
+}
+
 /// Then, at the end: no issue stuck or lost, one end per claim, outcomes as the kills decide.
 fn final_state(soak: &mut Soak<'_>) {
     let kills: BTreeMap<String, Kill> = soak
@@ -150,7 +177,8 @@ fn final_state(soak: &mut Soak<'_>) {
         let labels = soak.world.labels(n);
         let v = &mut soak.counts.violations;
         let taken_over = soak.takeovers.iter().any(|t| t.issue == n);
-        let claimed = labels.iter().any(|l| l == IN_PROGRESS) && !taken_over;
+        let claimed =
+            labels.iter().any(|l| l == IN_PROGRESS) && !taken_over && !left_for_people(&own);
         if own.owner.is_some() || claimed {
             v.push(format!("end: #{n} still claimed: {labels:?}"));
         }
@@ -190,6 +218,7 @@ async fn chaos_soak_keeps_every_invariant_through_kills_and_faults() {
     assert!(c.faults.len() == 4, "{:?}", c.faults);
     assert!(c.salvages_pushed >= 1 && c.salvaged_commits >= 2, "{c:?}");
     assert!(c.ends_left_to_observe >= 1 && c.takeovers >= 1, "{c:?}");
+    assert!(c.standins_killed >= 1 && c.standins_finished >= 1, "{c:?}");
 }
 
 /// The same soak with every Run's companion on, as outside tests: companions end killed Runs'
@@ -217,9 +246,11 @@ async fn soak(passes: u64, companions: bool) -> Counts {
         let reconciled = pass(&mut soak).await;
         soak.counts.passes += 1;
         soak.check(reconciled);
+        soak.check_standins(false);
     }
     settle(&mut soak).await;
     soak.check(true);
+    soak.check_standins(true);
     final_state(&mut soak);
     soak.check_salvaged();
     soak.count_faults();
@@ -230,7 +261,8 @@ async fn soak(passes: u64, companions: bool) -> Counts {
          started {} (owners {}, lost races {:?}), kills {:?}, requeued {}, passes killed {}, \
          faults {:?}, recoveries {}, commands failed under faults {}, transient duplicate ends \
          {}, salvages {} (pushed {}, commits on origin checked {}), finished behind refusals {} \
-         (own end refused {}), taken over by a person {} (labels kept), fault-free replay \
+         (own end refused {}), taken over by a person {} (labels kept), thirdshift-shaped \
+         Commands {} (killed {}, finished {}, killed ones recovered {}), fault-free replay \
          {:.0?}, violations {}",
         c.passes,
         started.elapsed(),
@@ -251,6 +283,10 @@ async fn soak(passes: u64, companions: bool) -> Counts {
         c.refused_ends,
         c.ends_left_to_observe,
         c.takeovers,
+        c.standins_started,
+        c.standins_killed,
+        c.standins_finished,
+        c.standins_recovered,
         replay_took,
         c.violations.len()
     );

@@ -71,7 +71,22 @@ pub struct Counts {
     pub ends_left_to_observe: u64,
     /// Ended issues a person took over by hand (`fates.rs`): their label changes must stand.
     pub takeovers: u64,
+    /// thirdshift-shaped Commands started, killed, finished, and killed ones ended by us.
+    pub standins_started: u64,
+    pub standins_killed: u64,
+    pub standins_finished: u64,
+    pub standins_recovered: u64,
     pub violations: Vec<String>,
+}
+
+/// The person whose thirdshift runs the thirdshift-shaped Commands (not our bot: thirdshift
+/// claims with its user's own `gh` login).
+pub const DAY_SHIFT: &str = "day-shift";
+pub const DAY_SHIFT_TOKEN: &str = "day-shift-token";
+
+/// The config file of chaos host `host`: the soak's, with its own thirdshift logs folder.
+fn host_config(world: &World, host: &str) -> PathBuf {
+    world.dir.path().join(format!("chaos-{host}.yml"))
 }
 
 /// The soak: a World, its hosts, its issues, the gates its Runs wait at and what it did to them.
@@ -96,6 +111,9 @@ pub struct Soak<'w> {
     pub refusing: Vec<(u64, String, u32)>,
     /// Issues a person took over by hand, after the claim they name (`fates.rs`).
     pub takeovers: Vec<Takeover>,
+    /// thirdshift-shaped Commands among the Runs (`standins.rs`), and the issues they took.
+    pub standins: Vec<Standin>,
+    pub thirdshift_issues: BTreeSet<u64>,
 }
 
 impl<'w> Soak<'w> {
@@ -107,7 +125,16 @@ impl<'w> Soak<'w> {
             text.push_str(&format!("  {h}:\n    capacity: 2\n"));
         }
         let config = world.dir.path().join("chaos.yml");
-        std::fs::write(&config, text).expect("config written");
+        std::fs::write(&config, &text).expect("config written");
+        // Each host its own thirdshift logs folder, as each machine has its own
+        for h in &hosts {
+            let logs = logs_dir(world, h);
+            let own = format!("{text}thirdshift:\n  logs_dir: {}\n", logs.display());
+            std::fs::write(host_config(world, h), own).expect("config written");
+        }
+        world
+            .sim
+            .add_user(DAY_SHIFT, DAY_SHIFT_TOKEN, Permission::Write);
         let issues = (0..issues)
             .map(|i| world.ready_issue(&format!("chaos {i}")))
             .collect();
@@ -128,6 +155,8 @@ impl<'w> Soak<'w> {
             origin,
             refusing: Vec::new(),
             takeovers: Vec::new(),
+            standins: Vec::new(),
+            thirdshift_issues: BTreeSet::new(),
         }
     }
 
@@ -138,7 +167,11 @@ impl<'w> Soak<'w> {
 
     pub fn cli(&self, host: &str) -> tokio::process::Command {
         let mut cmd = self.world.cli(host);
-        cmd.arg("--config").arg(&self.config);
+        if self.hosts.iter().any(|h| h == host) {
+            cmd.arg("--config").arg(host_config(self.world, host));
+        } else {
+            cmd.arg("--config").arg(&self.config);
+        }
         cmd
     }
 

@@ -11,6 +11,7 @@ mod gates;
 mod pickup;
 mod replay;
 mod runs;
+mod standins;
 #[allow(unused_imports)]
 pub use action::*;
 #[allow(unused_imports)]
@@ -25,6 +26,8 @@ pub use gates::*;
 pub use pickup::*;
 #[allow(unused_imports)]
 pub use runs::*;
+#[allow(unused_imports)]
+pub use standins::*;
 
 use std::path::PathBuf;
 use std::process::Output;
