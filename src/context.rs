@@ -46,12 +46,17 @@ impl Ctx {
                  or THIRDSHIFT_APP_ID and THIRDSHIFT_APP_KEY for a GitHub App installed there"
             );
         };
+        check_api_url(&api_url)?;
         let client = Client::with_credentials(&api_url, credentials, repo)?;
-        let me = client
-            .whoami()
-            .await
-            .context("finding out who the credentials belong to")?
-            .login;
+        let me = match client.whoami().await {
+            Ok(user) => user.login,
+            Err(crate::github::GithubError::NotFound { .. }) => anyhow::bail!(
+                "GET {api_url}/user answered 404: {api_url} does not look like a GitHub API URL \
+                 (GitHub's is https://api.github.com, GitHub Enterprise Server's \
+                 https://HOST/api/v3); check GITHUB_API_URL or --api-url"
+            ),
+            Err(e) => return Err(e).context("finding out who the credentials belong to"),
+        };
         client.keep_reserve(config.budget.reserve);
         let trust = Trust::new(config.trusted_authors.iter().cloned().chain([me.clone()]));
         let state = StateDir::resolve(globals.state_dir.as_deref())?;
@@ -73,4 +78,20 @@ impl Ctx {
             cache,
         })
     }
+}
+
+/// An API URL this tool can talk to: `http` or `https`, with a host. Anything else is a usage
+/// error at once (exit 2), never retried.
+fn check_api_url(url: &str) -> Result<(), crate::exit::Exit> {
+    let parsed: Option<http::Uri> = url.parse().ok();
+    let ok = parsed.as_ref().is_some_and(|u| {
+        matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some_and(|h| !h.is_empty())
+    });
+    if ok {
+        return Ok(());
+    }
+    Err(crate::exit::Exit::usage(format!(
+        "the API URL `{url}` is not an http(s) URL with a host: set GITHUB_API_URL or --api-url \
+         to https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server"
+    )))
 }

@@ -22,7 +22,9 @@ fn main() {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // octocrab logs each failed request at ERROR in its own words; every failure
+                // is reported once by this tool instead, naming the URL (`RUST_LOG` shows them)
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,octocrab=off")),
         )
         .init();
     let runtime = match tokio::runtime::Runtime::new() {

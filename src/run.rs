@@ -29,8 +29,9 @@ use crate::stage::{stage, StageUpdate};
 pub enum Finish {
     /// CMD exited by itself.
     Exited(ExitStatus),
-    /// The Run was asked to stop with this signal and stopped CMD's session.
-    Stopped(i32),
+    /// The Run was asked to stop with signal `sig` and stopped CMD's session; `killed`: it did
+    /// not stop within its grace and was killed (SIGKILL), by the Run or by its host.
+    Stopped { sig: i32, killed: bool },
 }
 
 /// Runs CMD under a Claim on `req.issue`; returns the exit code for the Run.
@@ -249,16 +250,24 @@ async fn supervise(
     tracing::info!(signal = sig, session = sid, "forwarding to CMD's session");
     signal_session(sid, sig);
     let grace = Duration::from_secs(grace_secs);
-    if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        tracing::warn!(
-            session = sid,
-            "CMD did not stop within {grace_secs}s; killing its session"
-        );
-        signal_session(sid, libc::SIGKILL);
-        child.wait().await?;
-    }
-    stop_stragglers(sid, grace).await;
-    Ok(Finish::Stopped(sig))
+    let status = match tokio::time::timeout(grace, child.wait()).await {
+        Ok(status) => status?,
+        Err(_) => {
+            tracing::warn!(
+                session = sid,
+                "CMD did not stop within {grace_secs}s; killing its session"
+            );
+            signal_session(sid, libc::SIGKILL);
+            child.wait().await?
+        }
+    };
+    // Killed by this Run after its grace, or by its host's stop after the host's grace
+    let killed = status.signal() == Some(libc::SIGKILL);
+    let stragglers_killed = stop_stragglers(sid, grace).await;
+    Ok(Finish::Stopped {
+        sig,
+        killed: killed || stragglers_killed,
+    })
 }
 
 /// When CMD died of a stop signal, the signal the Run was sent with it (a stop on a cancel sends
@@ -272,16 +281,18 @@ async fn stop_behind(status: ExitStatus, signals: &mut Signals) -> Option<i32> {
         .ok()
 }
 
-/// Waits for the rest of the session to leave after CMD exited; kills what remains after `grace`.
-async fn stop_stragglers(sid: u32, grace: Duration) {
+/// Waits for the rest of the session to leave after CMD exited; kills what remains after
+/// `grace`. Returns whether it had to.
+async fn stop_stragglers(sid: u32, grace: Duration) -> bool {
     let deadline = tokio::time::Instant::now() + grace;
     while !session_members(sid).is_empty() {
         if tokio::time::Instant::now() >= deadline {
             signal_session(sid, libc::SIGKILL);
-            break;
+            return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    false
 }
 
 /// The end record and the Run's exit code for how CMD finished.
@@ -317,12 +328,10 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
             };
             (ending, exit::run::of_cmd(status))
         }
-        Finish::Stopped(sig) => (
+        Finish::Stopped { sig, killed } => (
             Ending {
                 outcome: Outcome::HandedBack,
-                reason: format!(
-                    "the Run was stopped by signal {sig}; its command's session was stopped"
-                ),
+                reason: crate::text::reasons::stopped_reason(sig, killed),
                 exit_code: None,
                 signal: Some(sig),
                 kept: None,

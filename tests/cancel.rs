@@ -98,6 +98,11 @@ async fn cancel_from_another_host_stops_the_run_in_one_observe_and_hands_the_iss
         "{}",
         ends[0].reason
     );
+    assert!(
+        ends[0].reason.contains("stopped within the grace period"),
+        "{}",
+        ends[0].reason
+    );
     let labels = world.labels(issue);
     assert!(labels.contains(&READY.to_string()), "{labels:?}");
     assert!(!labels.contains(&IN_PROGRESS.to_string()), "{labels:?}");
@@ -151,6 +156,11 @@ async fn run_whose_command_ignores_term_is_killed_after_the_grace_and_its_claim_
     let ends = ends(&world, issue);
     assert_eq!(ends.len(), 1, "{seen}");
     assert_eq!(ends[0].outcome, Outcome::Cancelled);
+    let reason = &ends[0].reason;
+    assert!(
+        reason.contains("did not stop within the grace period and was killed (SIGKILL)"),
+        "{reason}"
+    );
     let labels = world.labels(issue);
     assert!(labels.contains(&READY.to_string()) && !labels.contains(&IN_PROGRESS.to_string()));
 }

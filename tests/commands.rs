@@ -137,7 +137,9 @@ async fn force_by_a_reader_is_refused_and_by_a_maintainer_ends_the_claim_in_thei
     assert_eq!(reactions(&world, id), ["eyes", "-1"]);
     assert!(ends(&world, issue).is_empty());
     assert_eq!(world.labels(issue), [IN_PROGRESS]);
-    // Given a maintainer's identical comment
+    // Given a maintainer's identical comment, in a repository whose hosts report (a registry)
+    let out = world.exec("h9", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let id = say(&world, issue, ALICE, "/thirdshift recover --force");
     deliver(&world, issue, id).await;
     // Then the Claim ends recovered with alice as the actor, and she gets one reply and +1
@@ -151,6 +153,39 @@ async fn force_by_a_reader_is_refused_and_by_a_maintainer_ends_the_claim_in_thei
     assert_eq!(r.len(), 1);
     assert_eq!(r[0].0.answer, Answer::Forced);
     assert_eq!(reactions(&world, id), ["eyes", "+1"]);
+    // And its end record says a person forced it, and no host proved anything
+    let end = world.sim.comments(issue).into_iter().last().unwrap().body;
+    let body = world
+        .sim
+        .comments(issue)
+        .into_iter()
+        .map(|c| c.body)
+        .find(|b| b.contains("thirdshift:v1:end"))
+        .unwrap_or(end);
+    assert!(body.contains("**Recovered by force**: @alice"), "{body}");
+    assert!(body.contains("no host proved the Run gone"), "{body}");
+    // And it is among the last recoveries of `status --json` and of the HTML page, as forced
+    let out = world.exec("ci", &["status", "--json"]).await;
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recovery = json["recoveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["claim_id"] == claim_id.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("not among the recoveries: {json:#}"));
+    assert_eq!(recovery["forced_by"], ALICE, "{recovery:#}");
+    let page = world.dir.path().join("status.html");
+    let out = world
+        .exec("ci", &["status", "--html", page.to_str().unwrap()])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let dom = chromium_run(&page, &["--dump-dom".to_string()]);
+    let row = dom
+        .split("<tr class=\"recovery\">")
+        .find(|r| r.contains(&claim_id))
+        .unwrap_or_else(|| panic!("no recovery row for {claim_id}: {dom}"));
+    assert!(row.contains("recovered (forced by @alice)"), "{row}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -132,6 +132,13 @@ pub async fn handle(ctx: &Ctx, path: &Path) -> anyhow::Result<String> {
     if let Some(e) = applied.errors.first() {
         anyhow::bail!("handling comment {} on #{n}: {e}", c.id);
     }
+    if !applied.ended.is_empty() {
+        // A recovery answered here must be among the dashboard's last recoveries, as a pass's
+        let published = crate::view::status::refresh_after(ctx, n, &plan, &applied.ended).await;
+        if let Err(e) = published {
+            tracing::warn!(issue = n, "the live view: {e:#}; the next pass writes it");
+        }
+    }
     Ok(summary(&plan.actions, n, c.id))
 }
 

@@ -67,6 +67,21 @@ pub enum GithubError {
         path: String,
         detail: String,
     },
+    /// No answer at all from the API URL: nothing listens there, its name does not resolve, or
+    /// it never answers.
+    #[error(
+        "cannot reach the GitHub API at {api_url}: {method} {path} got no answer in {attempts} \
+         attempt(s) over {secs} s ({detail}); check the API URL (GITHUB_API_URL or --api-url; \
+         GitHub's is https://api.github.com) and the network"
+    )]
+    Unreachable {
+        api_url: String,
+        method: String,
+        path: String,
+        secs: u64,
+        attempts: u32,
+        detail: String,
+    },
     #[error("{method} {path} on {repo}: gave up after {attempts} attempts: {detail}")]
     Exhausted {
         repo: String,

@@ -118,8 +118,10 @@ impl Client {
         let mut builder = octocrab::Octocrab::builder()
             .base_uri(api_url.as_str())
             .map_err(|e| anyhow::anyhow!("API URL `{api_url}` is not a valid URL: {e}"))?
-            .set_connect_timeout(Some(Duration::from_secs(10)))
-            .set_read_timeout(Some(Duration::from_secs(30)));
+            // GitHub answers within 10 s or not at all (its own request timeout); a server that
+            // accepts and never answers is cut there (`transport::UNREACHABLE_BUDGET` in all).
+            .set_connect_timeout(Some(Duration::from_secs(5)))
+            .set_read_timeout(Some(Duration::from_secs(10)));
         if let Some(token) = token {
             builder = builder.personal_token(token);
         }

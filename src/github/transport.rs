@@ -2,9 +2,12 @@
 //! reads and repeatable writes are retried with back-off on 5xx, 429, secondary limits and broken
 //! connections (honouring `retry-after`); a write that is not safe to repeat is never repeated
 //! after an unknown outcome, but reported as `Uncertain` so the caller can check first.
+//! A request that gets no answer at all (nothing listens, the name does not resolve, a server
+//! that accepts and never answers) is retried for at most [`UNREACHABLE_BUDGET`] in all, each
+//! attempt cut at what is left of it, and then fails as `Unreachable`, naming the API URL.
 //! It does not know any route; the per-route methods live beside it.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde::de::DeserializeOwned;
@@ -20,6 +23,9 @@ pub enum Retry {
     /// Repeating it could write twice (creating a comment): never repeated after an unknown outcome.
     Once,
 }
+
+/// How long a request that gets no answer at all is tried, in all, before it fails.
+pub const UNREACHABLE_BUDGET: Duration = Duration::from_secs(15);
 
 /// How often and how patiently a request is retried.
 #[derive(Clone, Debug)]
@@ -91,6 +97,12 @@ enum Attempt {
     NotApplied(String, Option<Duration>),
     /// May have been applied: retry only when the request is `Safe`.
     Unknown(String),
+    /// No answer at all; `sent`: the request may have reached the server (a timeout after
+    /// connecting), else it never left (no connection).
+    NoAnswer {
+        detail: String,
+        sent: bool,
+    },
 }
 
 impl Client {
@@ -159,14 +171,51 @@ impl Client {
             etag,
         };
         let mut attempt = 0;
+        let started = Instant::now();
+        let mut unanswered = false;
         loop {
             if let Some(refusal) = self.within_reserve() {
                 return Err(refusal);
             }
             attempt += 1;
-            let (detail, after) = match self.attempt(&method, url, body, &headers).await {
+            let outcome = if unanswered {
+                let left = UNREACHABLE_BUDGET.saturating_sub(started.elapsed());
+                let sent = self.attempt(&method, url, body, &headers);
+                tokio::time::timeout(left, sent)
+                    .await
+                    .unwrap_or_else(|_| Attempt::NoAnswer {
+                        detail: format!("no answer within {} s", UNREACHABLE_BUDGET.as_secs()),
+                        sent: true,
+                    })
+            } else {
+                self.attempt(&method, url, body, &headers).await
+            };
+            let (detail, after) = match outcome {
                 Attempt::Done(resp) => return self.check(&method, url, resp),
                 Attempt::NotApplied(detail, after) => (detail, after),
+                Attempt::NoAnswer { detail, sent } if sent && retry == Retry::Once => {
+                    return Err(GithubError::Uncertain {
+                        repo: self.repo.to_string(),
+                        method: method.to_string(),
+                        path: self.path_of(url),
+                        detail,
+                    })
+                }
+                Attempt::NoAnswer { detail, .. } => {
+                    unanswered = true;
+                    let next = started.elapsed() + self.retry.delay(attempt, None);
+                    if next >= UNREACHABLE_BUDGET || attempt >= self.retry.max_attempts {
+                        return Err(GithubError::Unreachable {
+                            api_url: self.api_url.clone(),
+                            method: method.to_string(),
+                            path: self.path_of(url),
+                            secs: started.elapsed().as_secs(),
+                            attempts: attempt,
+                            detail,
+                        });
+                    }
+                    (detail, None)
+                }
                 Attempt::Unknown(detail) if retry == Retry::Once => {
                     return Err(GithubError::Uncertain {
                         repo: self.repo.to_string(),
@@ -222,7 +271,7 @@ impl Client {
         };
         let response = match self.octo.execute(request).await {
             Ok(r) => r,
-            Err(e) => return Attempt::Unknown(format!("connection: {e}")),
+            Err(e) => return no_answer(&e),
         };
         let status = response.status();
         let headers = response.headers().clone();
@@ -331,6 +380,24 @@ fn classify(resp: Response) -> Attempt {
         return Attempt::Unknown(format!("{status} {}", github_message(&resp.body)));
     }
     Attempt::Done(resp)
+}
+
+/// A request that got no response: whether it never left (no connection could be made) or may
+/// have reached the server (it timed out, or the connection broke after sending).
+fn no_answer(e: &octocrab::Error) -> Attempt {
+    let mut chain = Vec::new();
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    while let Some(err) = source {
+        chain.push(err.to_string());
+        source = err.source();
+    }
+    let debug = format!("{e:?}");
+    let sent = !debug.contains("ConnectError") && !debug.contains("is_connect: true");
+    chain.dedup();
+    Attempt::NoAnswer {
+        detail: chain.join(": "),
+        sent,
+    }
 }
 
 fn github_message(body: &str) -> String {

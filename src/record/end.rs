@@ -148,6 +148,15 @@ pub struct Continuation {
 }
 
 impl EndRecord {
+    /// The person who forced this ending (`/thirdshift recover --force`), if a person did: the
+    /// actor is then their login, which never holds `@` (every actor of this tool does:
+    /// `run@HOST`, `reconcile@HOST`, `observe@HOST`, `command@HOST`; `reconcile` of old).
+    pub fn forced_by(&self) -> Option<&str> {
+        let recovered = matches!(self.outcome, Outcome::Recovered | Outcome::Continued);
+        let person = !self.actor.contains('@') && self.actor != "reconcile";
+        (recovered && person).then_some(self.actor.as_str())
+    }
+
     /// The whole comment body: readable text, a blank line, the hidden record line.
     pub fn to_comment(&self) -> String {
         format!(

@@ -68,7 +68,7 @@ pub fn claim_comment(c: &ClaimRecord) -> String {
 pub fn end_comment(e: &EndRecord) -> String {
     let mut out = format!(
         "{}\n\n- Claim {} ended by {} at {}",
-        outcome_sentence(e.outcome),
+        ending_sentence(e),
         code(&e.claim_id),
         code(&e.actor),
         time(e.ended_at)
@@ -248,6 +248,43 @@ fn short_id(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
 }
 
+/// What happened, for a person reading the issue: the outcome's sentence, except that a
+/// recovery says who or what decided it (a person by force, a kill on request, a host's proof).
+fn ending_sentence(e: &EndRecord) -> String {
+    let how = "the way a failed run ends; nothing it left behind was removed";
+    if let Some(login) = e.forced_by() {
+        let verb = match e.outcome {
+            Outcome::Continued => "🔁 **Continued by force**",
+            _ => "🩹 **Recovered by force**",
+        };
+        return format!(
+            "{verb}: @{login} ended this Claim with `/thirdshift recover --force`; no host \
+             proved the Run gone. It was ended {how}."
+        );
+    }
+    if e.outcome != Outcome::Recovered {
+        return outcome_sentence(e.outcome).to_string();
+    }
+    if let Some(a) = &e.adopted {
+        return format!(
+            "🩹 **Recovered**: host {} proved thirdshift's Command gone (its evidence is below), \
+             so its Claim was ended as thirdshift's own failed run ends; nothing it left behind \
+             was removed.",
+            code(&a.host)
+        );
+    }
+    if e.actor.starts_with("observe@") && e.signal.is_some() {
+        return format!(
+            "🩹 **Recovered**: its host killed the Run on request (`/thirdshift recover --kill`) \
+             and ended its Claim {how}."
+        );
+    }
+    format!(
+        "🩹 **Recovered**: the Run's host proved the Run is gone (its evidence is below), so its \
+         Claim was ended {how}."
+    )
+}
+
 /// One sentence per outcome, for a person reading the issue.
 fn outcome_sentence(o: Outcome) -> &'static str {
     match o {
@@ -267,8 +304,8 @@ fn outcome_sentence(o: Outcome) -> &'static str {
             "⏭️ **Superseded**: an earlier Claim owns this issue, so this later one was ended."
         }
         Outcome::Recovered => {
-            "🩹 **Recovered**: the Run's host proved the Run is gone, so its Claim was ended \
-             the way a failed run ends; nothing it left behind was removed."
+            "🩹 **Recovered**: the Run's host proved the Run is gone, so its Claim was ended the \
+             way a failed run ends; nothing it left behind was removed."
         }
         Outcome::Cancelled => "🛑 **Cancelled**: the Run was stopped on request.",
         Outcome::Continued => {
@@ -463,6 +500,56 @@ mod tests {
             }
             insta::assert_snapshot!(format!("end_{}", outcome.as_str()), end.to_comment());
         }
+    }
+
+    #[test]
+    fn every_ending_says_exactly_what_happened() {
+        let proved = "build-01 reports PID 4242 gone (PID gone): /proc/4242 does not exist";
+        let recovered = || EndRecord {
+            exit_code: None,
+            ..sample_end(Outcome::Recovered)
+        };
+        let mut on_evidence = recovered();
+        on_evidence.actor = "reconcile@ci".into();
+        on_evidence.reason = reasons::recovered_reason(
+            "build-01",
+            "c-0123456789abcdef",
+            crate::record::DeathReason::PidGone,
+            "/proc/4242 does not exist",
+        );
+        let mut forced = recovered();
+        forced.actor = "alice".into();
+        forced.reason = format!(
+            "@alice forced the end of claim c-0123456789abcdef with `/thirdshift recover \
+             --force` (comment 5000000123) while its host build-01 had not proved it dead: \
+             {proved}"
+        );
+        let mut killed_on_request = recovered();
+        killed_on_request.actor = "observe@build-01".into();
+        killed_on_request.signal = Some(9);
+        killed_on_request.reason = "recovered on request cx-cmd-5000000123 by alice: host \
+             build-01 sent SIGTERM to the Run and its session; 2 process(es) still running after \
+             the 10 s grace period were killed (SIGKILL)"
+            .into();
+        let cancelled = |killed| {
+            let mut e = sample_end(Outcome::Cancelled);
+            e.exit_code = None;
+            e.signal = Some(15);
+            e.reason = format!(
+                "cancelled on request cx-0000000000000001 by cancel@build-02: {}",
+                reasons::stopped_reason(15, killed)
+            );
+            e
+        };
+        let all = [
+            on_evidence,
+            forced,
+            killed_on_request,
+            cancelled(false),
+            cancelled(true),
+        ];
+        let text: Vec<String> = all.iter().map(EndRecord::to_comment).collect();
+        insta::assert_snapshot!(text.join("\n\n---\n\n"));
     }
 
     fn salvage(pushed: bool) -> crate::record::Salvage {

@@ -122,6 +122,23 @@ pub fn adopted_recovered_reason(
     )
 }
 
+/// How a Run asked to stop with signal `sig` stopped: its command's session within its grace,
+/// or `killed` (SIGKILL) after it.
+pub fn stopped_reason(sig: i32, killed: bool) -> String {
+    let sig = super::signal_name(sig);
+    if killed {
+        format!(
+            "the Run was stopped by signal {sig}; its command's session did not stop within the \
+             grace period and was killed (SIGKILL)"
+        )
+    } else {
+        format!(
+            "the Run was stopped by signal {sig}; its command's session stopped within the grace \
+             period"
+        )
+    }
+}
+
 /// The reason in the end record of a thirdshift Command its host stopped on cancel request
 /// `request_id` through `thirdshift stop --requeue`; `outcome` is thirdshift's own.
 pub fn adopted_stopped_reason(host: &str, request_id: &str, record: &str, outcome: &str) -> String {

@@ -240,7 +240,7 @@ fn recoveries(out: &mut String, recoveries: &[Recovery]) {
             issue_cell(r.issue, &r.title, issue_url),
             esc(&r.claim_id),
             esc(r.host.as_deref().unwrap_or("—")),
-            r.outcome.as_str(),
+            esc(&super::outcome_of(r)),
             time(r.ended_at),
             link(&r.end_url, "end record"),
         );

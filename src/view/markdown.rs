@@ -151,7 +151,7 @@ fn recoveries(out: &mut String, recoveries: &[Recovery]) {
             issue_link(r.issue, &r.title, without_anchor(&r.end_url)),
             code(&r.claim_id),
             r.host.as_deref().map_or("—".into(), code),
-            r.outcome.as_str(),
+            super::outcome_of(r),
             time(r.ended_at),
             r.end_url
         );

@@ -30,6 +30,14 @@ pub fn clip(s: &str, max: usize) -> String {
     out
 }
 
+/// A recovery's outcome as the views show it: `recovered`, or `recovered (forced by @alice)`.
+pub(crate) fn outcome_of(r: &model::Recovery) -> String {
+    match &r.forced_by {
+        Some(login) => format!("{} (forced by @{login})", r.outcome.as_str()),
+        None => r.outcome.as_str().to_string(),
+    }
+}
+
 /// `a · b`, either one alone, or `—` when neither is known.
 pub(crate) fn joined(a: Option<String>, b: Option<String>) -> String {
     match (a, b) {

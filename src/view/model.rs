@@ -143,7 +143,8 @@ pub struct HostRow {
     pub report_url: Option<String>,
 }
 
-/// A Claim ended because its Run was proven dead (`recovered` or `continued`).
+/// A Claim ended because its Run was proven dead, or because a person forced it
+/// (`recovered` or `continued`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Recovery {
     pub issue: u64,
@@ -153,6 +154,9 @@ pub struct Recovery {
     pub outcome: Outcome,
     pub ended_at: DateTime<Utc>,
     pub end_url: String,
+    /// The person who forced it (`/thirdshift recover --force`): no host proved anything.
+    #[serde(default)]
+    pub forced_by: Option<String>,
 }
 
 /// What the view is built from.
@@ -345,6 +349,7 @@ fn recoveries(input: &Inputs<'_>) -> Vec<Recovery> {
                     outcome: end.record.outcome,
                     ended_at: end.record.ended_at,
                     end_url: comment_url(&issue.html_url, end.comment_id),
+                    forced_by: end.record.forced_by().map(str::to_string),
                 });
             }
         }
@@ -376,11 +381,12 @@ fn applied_recovery(input: &Inputs<'_>, e: &EndedClaim) -> Option<Recovery> {
         return None;
     }
     let issue = input.snapshot.issue(e.issue)?;
-    let host = issue
-        .ownership
-        .active()
-        .find(|c| c.record.claim_id == e.claim_id)
+    let own = &issue.ownership;
+    let claims = own.active().chain(own.ended.iter().map(|(c, _)| c));
+    let host = claims
+        .filter(|c| c.record.claim_id == e.claim_id)
         .map(|c| c.record.host.clone())
+        .next()
         .or_else(|| end.adopted.as_ref().map(|a| a.host.clone()));
     Some(Recovery {
         issue: e.issue,
@@ -390,5 +396,6 @@ fn applied_recovery(input: &Inputs<'_>, e: &EndedClaim) -> Option<Recovery> {
         outcome: end.outcome,
         ended_at: end.ended_at,
         end_url: comment_url(&issue.html_url, e.comment_id),
+        forced_by: end.forced_by().map(str::to_string),
     })
 }

@@ -50,6 +50,7 @@ mod tests {
             outcome: crate::record::Outcome::Recovered,
             ended_at: chrono::Utc::now(),
             end_url: "https://github.com/o/r/issues/9#issuecomment-1".into(),
+            forced_by: None,
         };
         // when its body is written and read back
         let text = body("# Runs\n\n| a | b |\n", std::slice::from_ref(&r));

@@ -41,6 +41,24 @@ pub async fn refresh(ctx: &Ctx) -> anyhow::Result<Published> {
     publish(ctx, &snapshot, &plan, &[]).await
 }
 
+/// After a command ended Claims outside a pass (`command --event`): reads again, with the
+/// command's issue, and writes the dashboard with those endings among its last recoveries (the
+/// issue no longer `in-progress`, nothing else would show them).
+pub async fn refresh_after(
+    ctx: &Ctx,
+    issue: u64,
+    command: &Plan,
+    ended: &[crate::reconcile::apply::EndedClaim],
+) -> anyhow::Result<Published> {
+    let (snapshot, mut plan) = look(ctx, &[issue]).await?;
+    let ends = command.actions.iter().filter(|a| {
+        matches!(a, crate::reconcile::Action::PostEnd { end, .. }
+            if ended.iter().any(|e| e.claim_id == end.claim_id))
+    });
+    plan.actions.extend(ends.cloned());
+    publish(ctx, &snapshot, &plan, ended).await
+}
+
 /// `status`.
 pub async fn status(ctx: &Ctx, req: &StatusRequest) -> anyhow::Result<i32> {
     let extra: Vec<u64> = req.issue.into_iter().collect();
