@@ -47,19 +47,16 @@ impl Ctx {
             );
         };
         check_api_url(&api_url)?;
+        let state = StateDir::resolve(globals.state_dir.as_deref())?;
+        let login_key = crate::host::login::key(&api_url, &credentials);
         let client = Client::with_credentials(&api_url, credentials, repo)?;
-        let me = match client.whoami().await {
-            Ok(user) => user.login,
-            Err(crate::github::GithubError::NotFound { .. }) => anyhow::bail!(
-                "GET {api_url}/user answered 404: {api_url} does not look like a GitHub API URL \
-                 (GitHub's is https://api.github.com, GitHub Enterprise Server's \
-                 https://HOST/api/v3); check GITHUB_API_URL or --api-url"
-            ),
-            Err(e) => return Err(e).context("finding out who the credentials belong to"),
+        let cached = crate::host::login::cached(&state, &login_key);
+        let me = match cached {
+            Some(login) => login,
+            None => whoami(&client, &api_url, &state, &login_key).await?,
         };
         client.keep_reserve(config.budget.reserve);
         let trust = Trust::new(config.trusted_authors.iter().cloned().chain([me.clone()]));
-        let state = StateDir::resolve(globals.state_dir.as_deref())?;
         let cache = match (&globals.cache, globals.no_cache) {
             (_, true) => None,
             (Some(path), false) => Some(path.clone()),
@@ -78,6 +75,26 @@ impl Ctx {
             cache,
         })
     }
+}
+
+/// Asks GitHub who the credentials belong to, and keeps the answer for the next process.
+async fn whoami(
+    client: &Client,
+    api_url: &str,
+    state: &StateDir,
+    key: &str,
+) -> anyhow::Result<String> {
+    let login = match client.whoami().await {
+        Ok(user) => user.login,
+        Err(crate::github::GithubError::NotFound { .. }) => anyhow::bail!(
+            "GET {api_url}/user answered 404: {api_url} does not look like a GitHub API URL \
+             (GitHub's is https://api.github.com, GitHub Enterprise Server's \
+             https://HOST/api/v3); check GITHUB_API_URL or --api-url"
+        ),
+        Err(e) => return Err(e).context("finding out who the credentials belong to"),
+    };
+    crate::host::login::keep(state, key, &login);
+    Ok(login)
 }
 
 /// An API URL this tool can talk to: `http` or `https`, with a host. Anything else is a usage

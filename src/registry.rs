@@ -32,12 +32,21 @@ pub async fn find(ctx: &Ctx) -> anyhow::Result<Option<u64>> {
     if let Some(n) = ctx.config.registry_issue {
         return Ok(Some(n));
     }
-    Ok(registries(ctx).await?.first().map(|i| i.number))
+    Ok(registries(ctx, None).await?.first().map(|i| i.number))
 }
 
 /// The registry issue itself, body included (the live view's last state), if there is one.
 /// A pinned registry issue costs one read; a found one none beyond the search.
 pub async fn find_issue(ctx: &Ctx) -> anyhow::Result<Option<Issue>> {
+    find_issue_with(ctx, None).await
+}
+
+/// [`find_issue`], the search read conditionally through `pages` when given (a 304, free of
+/// rate budget, when no registry issue changed: an idle pass's case).
+pub async fn find_issue_with(
+    ctx: &Ctx,
+    pages: Option<&mut crate::github::PageCache>,
+) -> anyhow::Result<Option<Issue>> {
     if let Some(n) = ctx.config.registry_issue {
         let issue = ctx.client.get_issue(n).await;
         return match issue {
@@ -46,16 +55,23 @@ pub async fn find_issue(ctx: &Ctx) -> anyhow::Result<Option<Issue>> {
             Err(e) => Err(e).context("reading the registry issue"),
         };
     }
-    Ok(registries(ctx).await?.into_iter().next())
+    Ok(registries(ctx, pages).await?.into_iter().next())
 }
 
 /// The trusted registry issues, lowest number first.
-async fn registries(ctx: &Ctx) -> anyhow::Result<Vec<Issue>> {
-    let mut issues = ctx
-        .client
-        .list_issues("open", Some(REGISTRY_LABEL))
-        .await
-        .context("looking for the registry issue")?;
+async fn registries(
+    ctx: &Ctx,
+    pages: Option<&mut crate::github::PageCache>,
+) -> anyhow::Result<Vec<Issue>> {
+    let listed = match pages {
+        Some(p) => {
+            let c = &ctx.client;
+            c.list_issues_conditional("open", Some(REGISTRY_LABEL), p)
+                .await
+        }
+        None => ctx.client.list_issues("open", Some(REGISTRY_LABEL)).await,
+    };
+    let mut issues = listed.context("looking for the registry issue")?;
     issues.retain(|i| is_registry(ctx, i));
     issues.sort_by_key(|i| i.number);
     Ok(issues)

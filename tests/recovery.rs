@@ -205,3 +205,32 @@ async fn registry_issue_is_created_once_when_two_hosts_start_together() {
         "the second registry issue was closed by its creator"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_observe_spends_no_rate_budget() {
+    let world = World::new().await;
+    // Given a host with a live Run that has observed before (its report written, its login and
+    // its conditional pages kept in its state folder)
+    let issue = world.ready_issue("at work");
+    let run = start_run(&world, "h1", issue, "sleep 30").await;
+    observe_reconcile(&world, "h1").await;
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // When it observes again with nothing changed
+    world.sim.clear_requests();
+    let before = world.sim.rate_remaining(BOT_TOKEN);
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then every read is answered 304 (free), no login is asked again, nothing is written
+    let spent = before - world.sim.rate_remaining(BOT_TOKEN);
+    let log: Vec<String> = world
+        .sim
+        .requests()
+        .iter()
+        .map(|r| format!("{} {} {}", r.status, r.method, r.path))
+        .collect();
+    assert_eq!(spent, 0, "{log:#?}");
+    assert!(log.iter().all(|l| l.starts_with("304 GET")), "{log:#?}");
+    assert!(!log.iter().any(|l| l.ends_with("/user")), "{log:#?}");
+    run.kill_all().await;
+}

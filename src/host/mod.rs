@@ -4,11 +4,12 @@
 //! says how many Runs this host may carry and how many it carries now, `stop.rs` stops a
 //! cancelled Run (TERM, grace, KILL), `salvage.rs` keeps a stopped Run's work (commit and push,
 //! never reset or force) and `private.rs` makes the state folder's files the user's only, `turn.rs` makes two processes of one
-//! host take turns at a job. Nothing here talks to GitHub.
+//! host take turns at a job, `login.rs` keeps who the credentials belong to. Nothing here talks to GitHub.
 
 pub mod capacity;
 pub mod identity;
 pub mod liveness;
+pub mod login;
 pub mod private;
 pub mod process;
 pub mod salvage;

@@ -148,6 +148,11 @@ impl StateDir {
         self.root.join("adopted").join(format!("{claim_id}.{what}"))
     }
 
+    /// Writes `text` to the file `name` directly in the state folder, as every file here.
+    pub fn write_file(&self, name: &str, text: &[u8]) -> anyhow::Result<()> {
+        self.write(&self.root.join(name), text)
+    }
+
     /// Writes `text` to `path` under the state folder: folders 0700, file 0600, fsync, rename.
     fn write(&self, path: &Path, text: &[u8]) -> anyhow::Result<()> {
         let dir = path.parent().expect("a folder under the state folder");

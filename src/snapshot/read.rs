@@ -104,7 +104,8 @@ pub(super) async fn registry_with(
     ctx: &Ctx,
     pages: Option<&mut crate::github::PageCache>,
 ) -> anyhow::Result<Snapshot> {
-    let registry = crate::registry::find_issue(ctx).await?;
+    let mut pages = pages;
+    let registry = crate::registry::find_issue_with(ctx, pages.as_deref_mut()).await?;
     let mut snapshot = Snapshot {
         registry_issue: registry.as_ref().map(|i| i.number),
         registry_page: registry.as_ref().map(registry_page),
