@@ -583,3 +583,47 @@ async fn a_maintainers_command_edited_by_a_writer_is_not_run_with_the_maintainer
         claim_id
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cold_pass_reads_since_the_views_watermark_and_misses_no_command_or_claim_after_it() {
+    let world = world().await;
+    // Given a repository whose hosts report, some old conversation, and a pass that wrote the
+    // dashboard with its listing mark
+    let old = idle_issue(&world);
+    for k in 0..5 {
+        world.sim.add_comment(old, BOB, &format!("old talk {k}"));
+    }
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    reconcile(&world).await;
+    // And after it: a command on an idle issue and a new Claim
+    let idle = idle_issue(&world);
+    let id = say(&world, idle, BOB, "/thirdshift status");
+    let claimed = world.ready_issue("claimed after the mark");
+    let run = start_run(&world, "h1", claimed, "sleep 30").await;
+    observe_reconcile(&world, "h1").await;
+    world.sim.clear_requests();
+    // When a pass runs with no cache (a new machine, an evicted Actions cache)
+    std::fs::remove_dir_all(world.state_dir("ci").join("cache")).unwrap();
+    reconcile(&world).await;
+    // Then it listed the repository's comments only since the mark, never from the start
+    let listings: Vec<String> = world
+        .sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/issues/comments"))
+        .map(|r| r.query)
+        .collect();
+    assert!(!listings.is_empty());
+    assert!(
+        listings.iter().all(|q| q.contains("since=")),
+        "{listings:?}"
+    );
+    // And it missed neither the command (answered once) nor the Claim (in the view)
+    assert_eq!(replies(&world, idle, id).len(), 1);
+    let out = world.exec("ci", &["status", "--json"]).await;
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = json["runs"].as_array().unwrap();
+    assert!(runs.iter().any(|r| r["issue"] == claimed), "{json:#}");
+    run.kill_all().await;
+}

@@ -17,9 +17,13 @@
 //! 4. Issues outside that read where a `/thirdshift` command waits for its answer are read as
 //!    well (`waiting.rs`): found from the cache and the `since` listing, at no cost.
 //!
-//! Without a cache file the read is cold: every comment of the repository is listed once (for
-//! the commands waiting anywhere, and the watermark from the newest), and every issue is read in
-//! full (concurrently). It decides nothing.
+//! Without a cache file the read is cold. When the registry's view record holds the listing mark
+//! of the last view written (its watermark, and the issues where a command was still waiting
+//! then), the cold read lists only since that watermark, reads those issues too, and every other
+//! issue it wants in full: it costs what the claims cost, however old the repository. Without
+//! one, every comment of the repository is listed once (for the commands waiting anywhere, and
+//! the watermark from the newest). A command older than the mark was seen by the pass that
+//! wrote it: answered then, or among its waiting issues. It decides nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -32,7 +36,7 @@ use super::read::{
     add_issue_with, fill_origin, fill_people_changes, fill_roles, registry_with, replace_comments,
     usual, wanted_issues,
 };
-use super::{waiting, Snapshot};
+use super::{waiting, ListingMark, Snapshot, LISTING_WAITING_MAX};
 use crate::context::Ctx;
 use crate::github::Comment;
 
@@ -56,8 +60,12 @@ pub struct CachedRead {
 pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<CachedRead> {
     let repo = ctx.client.repo().to_string();
     let mut cache = Cache::load(path, ctx.client.api_url(), &repo);
-    let changes = changes(ctx, &mut cache).await?;
     let mut snapshot = registry_with(ctx, Some(&mut cache.pages)).await?;
+    let stored = snapshot
+        .registry_page
+        .as_ref()
+        .and_then(|p| p.listing(Utc::now()));
+    let (changes, carried) = changes(ctx, &mut cache, stored).await?;
     let labelled = ctx
         .client
         .list_issues_conditional(
@@ -76,7 +84,9 @@ pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<Cache
                 }
             }
             let usual = usual(&snapshot, &labelled, extra);
-            waiting::carry(ctx, &mut cache, &by_issue, &usual)
+            let mut waiting = waiting::carry(ctx, &mut cache, &by_issue, &usual);
+            waiting.extend(carried.iter().filter(|n| !usual.contains(n)));
+            waiting
         }
     };
     let warm = matches!(changes, Changes::Warm(_));
@@ -99,6 +109,10 @@ pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<Cache
     fill_roles(ctx, &mut snapshot, 0).await?;
     cache.issues = known;
     cache.pages.prune();
+    snapshot.listing = cache.watermark.map(|watermark| ListingMark {
+        watermark,
+        waiting: waiting.iter().copied().take(LISTING_WAITING_MAX).collect(),
+    });
     let read = CachedRead {
         snapshot,
         fresh,
@@ -189,22 +203,34 @@ enum Changes {
 }
 
 /// The comments changed since the watermark (moving it on), or, for a cold cache, the issues
-/// where a command waits, found by listing every comment (which also sets the watermark).
-async fn changes(ctx: &Ctx, cache: &mut Cache) -> anyhow::Result<Changes> {
+/// where a command waits, found by listing every comment (which also sets the watermark). A
+/// cold cache with the `stored` listing mark of the last view written lists only since that
+/// mark, and carries the issues where a command was waiting then (returned beside).
+async fn changes(
+    ctx: &Ctx,
+    cache: &mut Cache,
+    stored: Option<ListingMark>,
+) -> anyhow::Result<(Changes, Vec<u64>)> {
+    let mut carried = Vec::new();
+    if let (None, Some(mark)) = (cache.watermark, stored) {
+        cache.issues.clear();
+        cache.idle.clear();
+        cache.watermark = Some(mark.watermark);
+        carried = mark.waiting;
+    }
     let Some(mark) = cache.watermark else {
         cache.issues.clear();
         cache.idle.clear();
         let everywhere = waiting::everywhere(ctx).await?;
         cache.watermark = Some(everywhere.newest.unwrap_or(DateTime::<Utc>::UNIX_EPOCH));
-        return Ok(Changes::Cold {
-            waiting: everywhere.waiting,
-        });
+        let waiting = everywhere.waiting;
+        return Ok((Changes::Cold { waiting }, carried));
     };
     let since = mark - chrono::Duration::seconds(MARGIN_SECS);
     let listed = ctx.client.comments_since(since, &mut cache.pages).await?;
     let newest = listed.iter().map(|c| c.updated_at).max();
     cache.watermark = Some(newest.map_or(mark, |n| n.max(mark)));
-    Ok(Changes::Warm(listed))
+    Ok((Changes::Warm(listed), carried))
 }
 
 /// The full comment lists of `numbers`, at most [`CONCURRENCY`] requests at a time.

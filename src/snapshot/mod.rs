@@ -41,7 +41,21 @@ pub struct Snapshot {
     pub registry_page: Option<RegistryPage>,
     /// `/thirdshift` commands on these issues that no trusted reply answers yet, by comment id.
     pub commands: Vec<CommandView>,
+    /// How far a cached read listed the repository's comments, for the view record (so a pass
+    /// with no cache reads only since then); `None` from a full read.
+    pub listing: Option<ListingMark>,
 }
+
+/// How far the repository's comments were listed: the watermark, and the issues outside the
+/// usual read where a command was still waiting then. Kept in the registry's view record.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ListingMark {
+    pub watermark: DateTime<Utc>,
+    pub waiting: Vec<u64>,
+}
+
+/// At most this many waiting issues are kept in (and believed from) the view record.
+pub const LISTING_WAITING_MAX: usize = 500;
 
 /// The registry issue as the live view needs it: its address and the view record in its body.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -49,6 +63,18 @@ pub struct RegistryPage {
     pub html_url: String,
     /// The JSON of the body's `view` record (the last view written), if it holds one.
     pub view: Option<serde_json::Value>,
+}
+
+impl RegistryPage {
+    /// The listing mark the last view written holds, if any; a watermark later than `now` is
+    /// not believed (the registry's body is editable), and at most [`LISTING_WAITING_MAX`]
+    /// waiting issues are taken.
+    pub fn listing(&self, now: DateTime<Utc>) -> Option<ListingMark> {
+        let json = self.view.as_ref()?.get("listing")?.clone();
+        let mut mark: ListingMark = serde_json::from_value(json).ok()?;
+        mark.waiting.truncate(LISTING_WAITING_MAX);
+        (mark.watermark <= now).then_some(mark)
+    }
 }
 
 /// A command waiting for its answer, and its author's repository role as GitHub reported it.

@@ -156,6 +156,7 @@ pub fn snapshot() -> Snapshot {
             view: Some(earlier),
         }),
         commands: vec![],
+        listing: None,
     }
 }
 

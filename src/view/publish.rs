@@ -65,7 +65,11 @@ pub async fn publish(
     if record::last_hash(last) == Some(record::content_hash(&text).as_str()) {
         return Ok(Published::Unchanged { issue });
     }
-    let body = record::body(&text, &view.recoveries);
+    // A full read lists nothing: the mark the last view holds stays as true as it was
+    let kept = snapshot.registry_page.as_ref();
+    let listing =
+        (snapshot.listing.clone()).or_else(|| kept.and_then(|p| p.listing(chrono::Utc::now())));
+    let body = record::body(&text, &view.recoveries, listing.as_ref());
     if let Some(why) = crate::record::write_refusal(&body) {
         anyhow::bail!("the dashboard is not written into registry issue #{issue}: {why}");
     }

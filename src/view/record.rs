@@ -1,7 +1,8 @@
 //! The hidden `view` record at the end of the registry issue's body: it marks the issue as the
 //! registry (so hosts find it again), holds a hash of the dashboard's text so a pass can tell an
-//! unchanged view without comparing bodies GitHub may have normalised, and keeps the last
-//! recoveries (their issues leave the snapshot once ended). It does no IO.
+//! unchanged view without comparing bodies GitHub may have normalised, keeps the last
+//! recoveries (their issues leave the snapshot once ended), and the listing mark of the pass
+//! that wrote it (so a pass with no cache lists comments only since then). It does no IO.
 
 use serde_json::json;
 
@@ -25,12 +26,19 @@ pub fn last_hash(view: Option<&serde_json::Value>) -> Option<&str> {
 }
 
 /// The registry issue's whole body: the dashboard, a blank line, the hidden record line.
-pub fn body(markdown: &str, recoveries: &[Recovery]) -> String {
-    let record = json!({
+pub fn body(
+    markdown: &str,
+    recoveries: &[Recovery],
+    listing: Option<&crate::snapshot::ListingMark>,
+) -> String {
+    let mut record = json!({
         "registry": true,
         "content_hash": content_hash(markdown),
         "recoveries": recoveries,
     });
+    if let Some(listing) = listing {
+        record["listing"] = json!(listing);
+    }
     format!("{}\n\n{}", markdown.trim_end(), encode(Kind::View, &record))
 }
 
@@ -53,7 +61,7 @@ mod tests {
             forced_by: None,
         };
         // when its body is written and read back
-        let text = body("# Runs\n\n| a | b |\n", std::slice::from_ref(&r));
+        let text = body("# Runs\n\n| a | b |\n", std::slice::from_ref(&r), None);
         let Decoded::Record(Record::Other { kind, json }) = decode(&text) else {
             panic!("{text}");
         };
