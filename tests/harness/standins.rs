@@ -115,6 +115,7 @@ impl Soak<'_> {
     /// After every pass: no Command ended while its process lives, no finished one ended.
     pub fn check_standins(&mut self, at_end: bool) {
         let pass = self.counts.passes;
+        let mut found = Vec::new();
         for s in &self.standins {
             let ends: Vec<_> = self
                 .world
@@ -128,7 +129,7 @@ impl Soak<'_> {
                         .is_some_and(|a| a.record == s.record && a.pid == s.process.pid)
                 })
                 .collect();
-            let v = &mut self.counts.violations;
+            let v = &mut found;
             match s.end {
                 StandinEnd::Running | StandinEnd::Finished if !ends.is_empty() => v.push(format!(
                     "pass {pass}: #{} thirdshift Command {} ({:?}) was ended: {}",
@@ -138,14 +139,20 @@ impl Soak<'_> {
                     let outcomes: Vec<Outcome> = ends.iter().map(|e| e.record.outcome).collect();
                     if outcomes != [Outcome::Recovered] {
                         v.push(format!(
-                            "end: #{} killed thirdshift Command {} ended {outcomes:?}",
-                            s.issue, s.record
+                            "end: #{} killed thirdshift Command {} on {} ended {outcomes:?}; \
+                             labels {:?}; timeline:\n{}",
+                            s.issue,
+                            s.record,
+                            s.host,
+                            self.world.labels(s.issue),
+                            self.timeline(s.issue)
                         ));
                     }
                 }
                 _ => {}
             }
         }
+        self.counts.violations.extend(found);
         if at_end {
             self.counts.standins_recovered = self
                 .standins
