@@ -38,25 +38,10 @@ struct Hour {
     took_s: f64,
 }
 
-/// `thirdshift-reconciler ARGS` as host `host`, with its own state folder, companions off.
+/// `thirdshift-reconciler ARGS` as host `host`, its output dropped.
 fn as_host(f: &Fleet, host: &str, args: &[&str]) -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_thirdshift-reconciler"));
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("GITHUB_TOKEN", BOT_TOKEN)
-        .env("RUST_LOG", "error")
-        .env("THIRDSHIFT_COMPANION", "off")
-        .args([
-            "--repo",
-            &f.sim.repo_full_name(),
-            "--api-url",
-            &f.server.url,
-        ])
-        .args(["--host", host, "--state-dir"])
-        .arg(f.dir.path().join(host))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    let mut cmd = f.cli_as(host, args);
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
     cmd
 }
 

@@ -17,6 +17,7 @@ pub mod context;
 pub mod demo;
 pub mod detached;
 pub mod exit;
+pub mod fingerprint;
 pub mod fresh;
 pub mod github;
 pub mod host;

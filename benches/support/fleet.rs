@@ -182,20 +182,27 @@ impl Fleet {
 
     /// The real binary as the reconcile job runs it, with the bot's token.
     pub fn cli(&self, args: &[&str]) -> std::process::Command {
+        self.cli_as("reconciler", args)
+    }
+
+    /// The real binary as host `host`, with its own state folder (`<dir>/<host>`), the bot's
+    /// token and no Run companions.
+    pub fn cli_as(&self, host: &str, args: &[&str]) -> std::process::Command {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_thirdshift-reconciler"));
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("GITHUB_TOKEN", BOT_TOKEN)
             .env("THIRDSHIFT_RETRY_BASE_MS", "5")
             .env("RUST_LOG", "warn")
+            .env("THIRDSHIFT_COMPANION", "off")
             .arg("--repo")
             .arg(self.sim.repo_full_name())
             .arg("--api-url")
             .arg(&self.server.url)
             .arg("--host")
-            .arg("reconciler")
+            .arg(host)
             .arg("--state-dir")
-            .arg(self.state_dir())
+            .arg(self.dir.path().join(host))
             .args(args)
             .current_dir(self.dir.path());
         cmd

@@ -160,11 +160,7 @@ pub fn utc(text: &str) -> Option<DateTime<Utc>> {
 /// (`host`, the record's path under the logs folder, and its `process_start`), and a valid claim
 /// id (`ts-` and 16 hex digits).
 pub fn claim_id(host: &str, record: &str, process_start: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in [host, record, process_start].join("\0").as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = crate::fingerprint::fnv1a64([host, record, process_start].join("\0").as_bytes());
     format!("ts-{h:016x}")
 }
 

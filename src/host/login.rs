@@ -21,11 +21,7 @@ pub fn key(api_url: &str, credentials: &Credentials) -> String {
         Credentials::Token(token) => format!("token:{token}"),
         Credentials::App(app) => format!("app:{}:{:?}", app.app_id, app.installation_id),
     };
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in format!("{api_url}\n{who}").bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = crate::fingerprint::fnv1a64(format!("{api_url}\n{who}").as_bytes());
     format!("fnv1a64:{h:016x}")
 }
 

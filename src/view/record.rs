@@ -12,11 +12,7 @@ use crate::record::{encode, Kind};
 /// The `content_hash` of `markdown`: FNV-1a, 64 bits, as `fnv1a64:` and 16 hex digits. Not a
 /// security measure: it only tells whether the text changed.
 pub fn content_hash(markdown: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in markdown.as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = crate::fingerprint::fnv1a64(markdown.as_bytes());
     format!("fnv1a64:{h:016x}")
 }
 
