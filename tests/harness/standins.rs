@@ -72,13 +72,16 @@ impl Soak<'_> {
         self.standins.push(standin);
     }
 
-    /// Each running Command, with probability `pct`: killed outright (2 in 3) or finished.
+    /// Each running Command, with probability `pct`: killed outright or finished, two kills for
+    /// each finish in turn.
     pub fn move_standins(&mut self, pct: u64) {
         for i in 0..self.standins.len() {
             if self.standins[i].end != StandinEnd::Running || !self.rng.chance(pct) {
                 continue;
             }
-            let kill = self.rng.below(3) < 2;
+            // Two kills for each finish, in turn: both fates in every soak, however few moves
+            let c = &self.counts;
+            let kill = c.standins_killed < 2 * c.standins_finished + 1;
             let s = &mut self.standins[i];
             if kill {
                 let _ = s.child.kill();
