@@ -501,3 +501,32 @@ async fn a_command_running_as_its_runs_user_cannot_read_the_runs_key_from_any_of
         "the key's variable was readable"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_the_apps_bot_wrote_are_its_own_when_a_cold_pass_reads_them_through_graphql() {
+    // Given two Claims made as the App (its bot is `slug[bot]` on REST, `slug` on GraphQL)
+    let (world, keys) = world_with_app("good").await;
+    let key = keys.private_path.to_str().unwrap();
+    for k in 0..2 {
+        let issue = world.ready_issue(&format!("app work {k}"));
+        let out = app_cli(&world, "h1", key)
+            .args(["claim", "--issue", &issue.to_string()])
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    // When a reconcile with no cache reads them, in one GraphQL request
+    world.sim.clear_requests();
+    let out = app_cli(&world, "ci", key)
+        .args(["reconcile"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(world.sim.count("POST", "/graphql"), 1);
+    // Then both are the App's own Claims: neither is a stranger's record, nor left unowned
+    let (said, warned) = (stdout(&out), stderr(&out));
+    assert!(!warned.contains("untrusted"), "{warned}");
+    assert!(!said.contains("unowned"), "{said}");
+}

@@ -74,6 +74,35 @@ async fn reconcile_with(world: &World, flags: &[&str]) {
     assert_eq!(out.status.code(), Some(0), "reconcile: {}", stderr(&out));
 }
 
+/// When: a reconcile pass runs whose comment posts GitHub refuses (every attempt of one post);
+/// it fails.
+async fn refused_reconcile(world: &World) {
+    let comments = "/repos/{owner}/{repo}/issues/{issue_number}/comments";
+    world.sim.fail_next("POST", comments, 8, false);
+    let out = world.exec("ci", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
+
+/// When: a reconcile pass runs with no cache. Then: every repo-wide comment listing it made
+/// started at the view's mark (`since`), none at the repository's first comment.
+async fn cold_reconcile(world: &World) {
+    std::fs::remove_dir_all(world.state_dir("ci").join("cache")).unwrap();
+    world.sim.clear_requests();
+    reconcile(world).await;
+    let listings: Vec<String> = world
+        .sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/issues/comments"))
+        .map(|r| r.query)
+        .collect();
+    assert!(!listings.is_empty());
+    assert!(
+        listings.iter().all(|q| q.contains("since=")),
+        "{listings:?}"
+    );
+}
+
 /// Given: an open issue nobody works on (no label, no Claim, no host report names it).
 fn idle_issue(world: &World) -> u64 {
     world
@@ -475,10 +504,7 @@ async fn a_command_a_pass_saw_but_could_not_answer_is_answered_later_from_the_ca
     reconcile(&world).await;
     // Given a `/thirdshift status` on an idle issue, and a pass whose reply GitHub refuses
     let id = say(&world, issue, BOB, "/thirdshift status");
-    let comments = "/repos/{owner}/{repo}/issues/{issue_number}/comments";
-    world.sim.fail_next("POST", comments, 8, false); // every attempt of one post
-    let out = world.exec("ci", &["reconcile"]).await;
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    refused_reconcile(&world).await;
     assert!(replies(&world, issue, id).is_empty());
     // And time passes: the command is long older than anything the next listing shows
     world.sim.backdate(std::time::Duration::from_secs(3600));
@@ -486,6 +512,31 @@ async fn a_command_a_pass_saw_but_could_not_answer_is_answered_later_from_the_ca
     reconcile(&world).await;
     // Then the cache still knew the command, and it is answered once
     assert_eq!(replies(&world, issue, id).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_older_than_the_views_mark_but_still_waiting_is_answered_by_a_cold_pass() {
+    let world = world().await;
+    let issue = idle_issue(&world);
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    reconcile(&world).await;
+    // Given a `/thirdshift status` on an idle issue whose replies GitHub refuses, pass after pass
+    let id = say(&world, issue, BOB, "/thirdshift status");
+    refused_reconcile(&world).await;
+    // And a later pass, still refused, that wrote the view (a new Run changed it): its mark's
+    // watermark is after the command, which it names as waiting
+    let claimed = world.ready_issue("claimed after the command");
+    let run = start_run(&world, "h1", claimed, "sleep 30").await;
+    refused_reconcile(&world).await;
+    assert!(replies(&world, issue, id).is_empty());
+    // And the command now long older than that watermark
+    world.sim.backdate(std::time::Duration::from_secs(3600));
+    // When a pass runs with no cache (its listing starts at the watermark, after the command)
+    cold_reconcile(&world).await;
+    // Then it listed only since the mark, and the command is answered once all the same
+    assert_eq!(replies(&world, issue, id).len(), 1);
+    run.kill_all().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -602,23 +653,9 @@ async fn a_cold_pass_reads_since_the_views_watermark_and_misses_no_command_or_cl
     let claimed = world.ready_issue("claimed after the mark");
     let run = start_run(&world, "h1", claimed, "sleep 30").await;
     observe_reconcile(&world, "h1").await;
-    world.sim.clear_requests();
     // When a pass runs with no cache (a new machine, an evicted Actions cache)
-    std::fs::remove_dir_all(world.state_dir("ci").join("cache")).unwrap();
-    reconcile(&world).await;
+    cold_reconcile(&world).await;
     // Then it listed the repository's comments only since the mark, never from the start
-    let listings: Vec<String> = world
-        .sim
-        .requests()
-        .into_iter()
-        .filter(|r| r.path.ends_with("/issues/comments"))
-        .map(|r| r.query)
-        .collect();
-    assert!(!listings.is_empty());
-    assert!(
-        listings.iter().all(|q| q.contains("since=")),
-        "{listings:?}"
-    );
     // And it missed neither the command (answered once) nor the Claim (in the view)
     assert_eq!(replies(&world, idle, id).len(), 1);
     let out = world.exec("ci", &["status", "--json"]).await;

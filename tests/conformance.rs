@@ -10,6 +10,12 @@
 //! The `validator_*` tests prove the validator in `tests/support/openapi.rs` accepts GitHub's
 //! own examples and rejects broken variants, so it cannot pass everything silently.
 //!
+//! The one GraphQL query the tool sends (`github::ISSUE_COMMENTS_QUERY`) is checked against
+//! GitHub's published GraphQL schema (npm `@octokit/graphql-schema`), and so is the emulator's
+//! answer to it, by the checker in `tests/support/graphql.rs` (itself shown to reject broken
+//! queries and answers). `POST /graphql` is not in the OpenAPI description, so the REST sweep
+//! below does not see it.
+//!
 //! Not tested here: the emulator's behaviour beyond shapes (pagination, faults, stale reads),
 //! request bodies against the description, and response headers other than the rate budget.
 
@@ -1167,4 +1173,108 @@ fn served_operations() -> Vec<(&'static str, &'static str)> {
     ops.sort();
     ops.dedup();
     ops
+}
+
+// GraphQL: the one query the tool sends, against GitHub's published GraphQL schema.
+
+#[test]
+fn the_graphql_query_the_tool_sends_is_valid_against_githubs_schema() {
+    // Given the query the tool sends for a batch of issues' comments
+    let op = support::graphql::parse(thirdshift_reconciler::github::ISSUE_COMMENTS_QUERY);
+    // When it is checked field by field against GitHub's schema
+    let problems = support::graphql::schema().check_query(&op);
+    // Then every field, argument and variable type exists as written
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[tokio::test]
+async fn the_emulators_graphql_answer_has_the_shape_githubs_schema_gives() {
+    // Given an issue with a person's comment and a bot's, and an id that names nothing
+    let w = world().await;
+    w.sim.add_comment(w.issue, "thirdshift[bot]", "a record");
+    let octo = bearer_client(&w.server.url, BOT_TOKEN);
+    let issue = send_json(
+        &octo,
+        "GET",
+        &format!("/repos/acme/widgets/issues/{}", w.issue),
+        None,
+    )
+    .await
+    .1;
+    let ids = json!([issue["node_id"], "I_kwDO0"]);
+    let query = thirdshift_reconciler::github::ISSUE_COMMENTS_QUERY;
+    // When the tool's query asks for both
+    let body = json!({ "query": query, "variables": { "ids": ids } });
+    let (status, answer) = send_json(&octo, "POST", "/graphql", Some(body)).await;
+    // Then the data has the schema's shape, the unknown id is null with a NOT_FOUND error,
+    // and the bot is named as GraphQL names bots (without `[bot]`)
+    assert_eq!(status, 200, "{answer}");
+    let op = support::graphql::parse(query);
+    let problems = support::graphql::schema().check_answer(&op, &answer["data"]);
+    assert!(problems.is_empty(), "{problems:#?}\n{answer:#}");
+    assert_eq!(answer["data"]["nodes"][1], Value::Null);
+    assert_eq!(answer["errors"][0]["type"], "NOT_FOUND", "{answer:#}");
+    let comments = &answer["data"]["nodes"][0]["comments"]["nodes"];
+    assert_eq!(comments[0]["author"]["login"], "rita");
+    assert_eq!(
+        comments[1]["author"],
+        json!({"__typename": "Bot", "login": "thirdshift"})
+    );
+    // And more than 100 ids, another query, or no credentials are refused as GitHub does
+    let many: Vec<String> = (0..101).map(|i| format!("I_kwDO{i:X}")).collect();
+    let body = json!({ "query": query, "variables": { "ids": many } });
+    let (_, answer) = send_json(&octo, "POST", "/graphql", Some(body)).await;
+    assert!(answer["data"].is_null(), "{answer}");
+    assert_eq!(answer["errors"][0]["type"], "EXCESSIVE_PAGINATION");
+    let body = json!({ "query": "query { viewer { login } }" });
+    let (_, answer) = send_json(&octo, "POST", "/graphql", Some(body)).await;
+    assert!(answer["errors"][0]["message"].is_string(), "{answer}");
+    let anonymous = anonymous_client(&w.server.url);
+    let body = json!({ "query": query, "variables": { "ids": [] } });
+    assert_eq!(
+        send_json(&anonymous, "POST", "/graphql", Some(body))
+            .await
+            .0,
+        401
+    );
+}
+
+#[test]
+fn the_graphql_checker_rejects_unknown_fields_arguments_and_misshapen_answers() {
+    // Given GitHub's schema
+    let schema = support::graphql::schema();
+    // When queries name a field, an argument or a variable type the schema does not have
+    let bad_field = "query($ids: [ID!]!) { nodes(ids: $ids) { ... on Issue { numbr } } }";
+    let bad_arg = "query($ids: [ID!]!) { nodes(idz: $ids) { id } }";
+    let bad_var = "query($ids: [ID]) { nodes(ids: $ids) { id } }";
+    // Then each is reported
+    for q in [bad_field, bad_arg, bad_var] {
+        let problems = schema.check_query(&support::graphql::parse(q));
+        assert_eq!(problems.len(), 1, "{q}: {problems:?}");
+    }
+    // And answers with a wrong scalar, a null where none may be, or an unselected key are too
+    let op = support::graphql::parse(
+        "query($ids: [ID!]!) { nodes(ids: $ids) { ... on Issue { number comments(first: 1) \
+         { totalCount } } } }",
+    );
+    let good = json!({ "nodes": [{ "number": 1, "comments": { "totalCount": 0 } }] });
+    assert!(schema.check_answer(&op, &good).is_empty());
+    for bad in [
+        json!({ "nodes": [{ "number": "1", "comments": { "totalCount": 0 } }] }),
+        json!({ "nodes": [{ "number": 1, "comments": null }] }),
+        json!({ "nodes": [{ "number": 1, "comments": { "totalCount": 0, "extra": 1 } }] }),
+    ] {
+        assert_eq!(schema.check_answer(&op, &bad).len(), 1, "{bad}");
+    }
+}
+
+/// Sends one request and returns its status and JSON body (`null` when empty).
+async fn send_json(
+    octo: &octocrab::Octocrab,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let x = support::exchange::send(octo, method, path, path, body, HeaderMap::new()).await;
+    (x.status, x.body.unwrap_or(Value::Null))
 }

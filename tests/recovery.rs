@@ -223,14 +223,60 @@ async fn an_idle_observe_spends_no_rate_budget() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // Then every read is answered 304 (free), no login is asked again, nothing is written
     let spent = before - world.sim.rate_remaining(BOT_TOKEN);
-    let log: Vec<String> = world
-        .sim
-        .requests()
-        .iter()
-        .map(|r| format!("{} {} {}", r.status, r.method, r.path))
-        .collect();
+    let log = request_log(&world);
     assert_eq!(spent, 0, "{log:#?}");
     assert!(log.iter().all(|l| l.starts_with("304 GET")), "{log:#?}");
     assert!(!log.iter().any(|l| l.ends_with("/user")), "{log:#?}");
     run.kill_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cold_pass_reads_every_claimed_issue_in_one_graphql_request_and_still_ends_a_dead_claim()
+{
+    let world = World::new().await;
+    // Given three Claims on one host, a pass that wrote the view, and then one of the Runs
+    // killed outright and seen dead by its host
+    let mut issues = Vec::new();
+    let mut runs = Vec::new();
+    for k in 0..3 {
+        let issue = world.ready_issue(&format!("at work {k}"));
+        runs.push(start_run(&world, "h1", issue, "sleep 30").await);
+        issues.push(issue);
+    }
+    let out = world.exec("ci", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    runs.remove(0).kill_all().await;
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // When a reconcile runs with no local cache (a new machine, an evicted Actions cache)
+    std::fs::remove_dir_all(world.state_dir("ci").join("cache")).unwrap();
+    world.sim.clear_requests();
+    let out = world.exec("ci", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then the claimed issues were read in one GraphQL request: the live ones never on their
+    // own, the dead one only by the end written to it
+    let log = request_log(&world);
+    let graphql = log.iter().filter(|l| l.ends_with("POST /graphql")).count();
+    assert_eq!(graphql, 1, "{log:#?}");
+    for n in &issues[1..] {
+        let own = format!("GET /repos/acme/widgets/issues/{n}/comments");
+        assert!(!log.iter().any(|l| l.ends_with(&own)), "{log:#?}");
+    }
+    // And the dead Claim is ended, the live ones are not
+    assert_eq!(ends(&world, issues[0]).len(), 1, "{}", stdout(&out));
+    assert!(ends(&world, issues[1]).is_empty());
+    assert!(ends(&world, issues[2]).is_empty());
+    for run in runs {
+        run.kill_all().await;
+    }
+}
+
+/// `status method path` of each request since the log was cleared.
+fn request_log(world: &World) -> Vec<String> {
+    world
+        .sim
+        .requests()
+        .iter()
+        .map(|r| format!("{} {} {}", r.status, r.method, r.path))
+        .collect()
 }

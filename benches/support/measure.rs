@@ -56,7 +56,10 @@ impl<'a> Meter<'a> {
             }
         }
         let requests = log.iter().filter(|e| e.route != "/user").count();
-        let writes = log.iter().filter(|e| e.method != "GET").count();
+        let writes = log
+            .iter()
+            .filter(|e| e.method != "GET" && e.route != "/graphql")
+            .count();
         Measured {
             requests,
             budget: before.saturating_sub(sim.rate_remaining(BOT_TOKEN)),

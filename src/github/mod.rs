@@ -8,6 +8,7 @@ mod collaborators;
 mod comments;
 mod conditional;
 mod error;
+mod graphql;
 mod issues;
 pub mod models;
 mod repos;
@@ -26,6 +27,7 @@ pub use auth::{
 };
 pub use conditional::PageCache;
 pub use error::{GhResult, GithubError};
+pub use graphql::{BATCH as GRAPHQL_BATCH, ISSUE_COMMENTS_QUERY};
 pub use models::{Comment, Issue, Label, User};
 pub use repos::{HeadCommit, PullSummary};
 pub use transport::{Retry, RetryPolicy};

@@ -24,6 +24,9 @@ pub struct Label {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct Issue {
     pub number: u64,
+    /// GitHub's GraphQL id of the issue (what a batched comment read asks for).
+    #[serde(default)]
+    pub node_id: String,
     pub title: String,
     #[serde(default)]
     pub body: Option<String>,

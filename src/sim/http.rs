@@ -124,8 +124,9 @@ fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
         .map(str::to_string)
 }
 
-fn is_write(method: &Method) -> bool {
-    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+/// Whether a request changes anything (a GraphQL query is a `POST` that only reads).
+fn is_write(seen: &Seen) -> bool {
+    !matches!(seen.method, Method::GET | Method::HEAD | Method::OPTIONS) && seen.route != "/graphql"
 }
 
 /// `token X` or `Bearer X`; no header is anonymous; an unknown or expired token is 401. A
@@ -215,7 +216,7 @@ fn over_budget(sim: &Sim, caller: &Caller) -> Option<Response> {
 /// Whether this request is faulted: a scripted failure first (`script.rs`), else a draw from
 /// the seeded PRNG.
 fn draw_fault(sim: &Sim, seen: &Seen) -> Option<Fault> {
-    let write = is_write(&seen.method);
+    let write = is_write(seen);
     let mut st = sim.lock();
     if let Some(applied) = st.script.take_failure(seen.method.as_str(), &seen.route) {
         return Some(Fault::ServerError {

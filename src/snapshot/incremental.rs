@@ -95,7 +95,7 @@ pub async fn read(ctx: &Ctx, extra: &[u64], path: &Path) -> anyhow::Result<Cache
     cache.idle.retain(|n, _| !waiting.contains(n));
     let (mut known, unread) = from_cache(&mut cache, &issues, warm.then_some(&by_issue));
     let fresh: BTreeSet<u64> = unread.iter().copied().collect();
-    known.extend(read_all(ctx, &unread).await?);
+    known.extend(read_batched(ctx, &issues, &unread).await?);
     for issue in issues {
         let comments = known
             .get(&issue.number)
@@ -231,6 +231,38 @@ async fn changes(
     let newest = listed.iter().map(|c| c.updated_at).max();
     cache.watermark = Some(newest.map_or(mark, |n| n.max(mark)));
     Ok((Changes::Warm(listed), carried))
+}
+
+/// The full comment lists of the issues `unread` among `issues`: [`crate::github::GRAPHQL_BATCH`] issues a
+/// request through GraphQL when there are several, the REST way for any it did not answer
+/// (more comments than a page holds, no `node_id`) or when GraphQL failed.
+async fn read_batched(
+    ctx: &Ctx,
+    issues: &[crate::github::Issue],
+    unread: &[u64],
+) -> anyhow::Result<BTreeMap<u64, CachedIssue>> {
+    let wanted: Vec<(u64, String)> = issues
+        .iter()
+        .filter(|i| unread.contains(&i.number) && !i.node_id.is_empty())
+        .map(|i| (i.number, i.node_id.clone()))
+        .collect();
+    let mut out = BTreeMap::new();
+    if wanted.len() > 1 {
+        match ctx.client.issue_comments_batched(&wanted).await {
+            Ok(read) => out.extend(
+                read.into_iter()
+                    .map(|(n, comments)| (n, CachedIssue::from_comments(comments))),
+            ),
+            Err(e) => tracing::warn!("reading the claimed issues one by one: {e}"),
+        }
+    }
+    let rest: Vec<u64> = unread
+        .iter()
+        .filter(|n| !out.contains_key(n))
+        .copied()
+        .collect();
+    out.extend(read_all(ctx, &rest).await?);
+    Ok(out)
 }
 
 /// The full comment lists of `numbers`, at most [`CONCURRENCY`] requests at a time.

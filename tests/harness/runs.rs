@@ -86,13 +86,14 @@ pub fn ends(world: &World, issue: u64) -> Vec<EndRecord> {
         .collect()
 }
 
-/// Writes (anything but GET) the emulator received since the log was cleared.
+/// Writes (anything but GET and GraphQL queries) the emulator received since the log was
+/// cleared.
 pub fn writes(world: &World) -> Vec<String> {
     world
         .sim
         .requests()
         .into_iter()
-        .filter(|r| r.method != "GET")
+        .filter(|r| r.method != "GET" && r.route != "/graphql")
         .map(|r| format!("{} {}", r.method, r.path))
         .collect()
 }

@@ -4,6 +4,8 @@
 #[allow(dead_code)]
 pub mod exchange;
 #[allow(dead_code)]
+pub mod graphql;
+#[allow(dead_code)]
 pub mod keys;
 #[allow(dead_code, unused_imports)]
 pub mod openapi;

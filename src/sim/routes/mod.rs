@@ -7,6 +7,7 @@
 pub(crate) mod apps;
 mod branches;
 mod comments;
+mod graphql;
 mod issues;
 mod labels;
 mod pulls;
@@ -40,6 +41,7 @@ pub(crate) fn router(sim: Sim) -> Router {
     Router::new()
         .route("/user", get(repo::get_user))
         .route("/rate_limit", get(repo::rate_limit))
+        .route("/graphql", post(graphql::query))
         .route(R, get(repo::get_repo))
         .route(
             &format!("{R}/collaborators/{{username}}/permission"),
