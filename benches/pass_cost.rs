@@ -108,7 +108,7 @@ fn main() {
     if plan.write {
         let command: Vec<String> = std::env::args()
             .skip(1)
-            .filter(|a| a != "--bench" && a != "--write")
+            .filter(|a| a != "--bench")
             .collect();
         let command = command.join(" ");
         measure::write_section("pass_cost", &table, &command);
