@@ -17,7 +17,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Run(a) => {
             let ctx = Ctx::connect(&g, None).await.map_err(crate::exit::for_run)?;
-            let req = request(a.claim, ProcessIdentity::current());
+            let req = request(a.claim, ProcessIdentity::current())?;
             let companion = crate::companion::Launch {
                 exe: std::env::current_exe().map_err(|e| crate::exit::for_run(e.into()))?,
                 config: g.config.clone(),
@@ -66,14 +66,25 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     }
 }
 
-fn request(a: ClaimArgs, owner: ProcessIdentity) -> ClaimRequest {
-    ClaimRequest {
+/// The Claim asked for; a usage error when `--branch` is not a branch name git accepts.
+fn request(a: ClaimArgs, owner: ProcessIdentity) -> Result<ClaimRequest, Exit> {
+    checked_branch(a.branch.as_deref())?;
+    Ok(ClaimRequest {
         issue: a.issue,
         kind: a.kind.into(),
         harness: a.harness,
         session: a.session,
         worktree: a.worktree.map(absolute),
+        branch: a.branch,
         owner,
+    })
+}
+
+/// A usage error, before anything is written, when `branch` is given and git would refuse it.
+fn checked_branch(branch: Option<&str>) -> Result<(), Exit> {
+    match branch.map(crate::host::branch::valid) {
+        Some(Err(why)) => Err(Exit::usage(format!("--branch: {why}; nothing was written"))),
+        _ => Ok(()),
     }
 }
 
@@ -81,7 +92,7 @@ fn request(a: ClaimArgs, owner: ProcessIdentity) -> ClaimRequest {
 async fn claim(g: &Globals, a: ClaimArgs) -> anyhow::Result<i32> {
     let ctx = Ctx::connect(g, None).await?;
     let owner = ProcessIdentity::parent().unwrap_or_else(ProcessIdentity::current);
-    let held = take(&ctx, &request(a, owner)).await?;
+    let held = take(&ctx, &request(a, owner)?).await?;
     println!("{}", held.record.claim_id);
     Ok(OK)
 }
@@ -99,11 +110,17 @@ async fn connect_for_claim(g: &Globals, claim_id: &str) -> anyhow::Result<Ctx> {
 }
 
 async fn stage_cmd(g: &Globals, a: StageArgs) -> anyhow::Result<i32> {
+    checked_branch(a.branch.as_deref())?;
+    let worktree = a.worktree.map(absolute);
+    let checked_out = worktree
+        .as_deref()
+        .and_then(|w| crate::host::branch::issue_branch_of(std::path::Path::new(w)));
     let update = StageUpdate {
         name: a.name,
         agent_session: a.session,
         log: a.log,
-        worktree: a.worktree.map(absolute),
+        worktree,
+        branch: a.branch.or(checked_out),
         session_id: None,
         session_start_ticks: None,
     };

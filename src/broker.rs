@@ -31,6 +31,8 @@ struct Request {
     agent_session: Option<String>,
     log: Option<String>,
     worktree: Option<String>,
+    #[serde(default)]
+    branch: Option<String>,
 }
 
 /// What `stage` would have ended with.
@@ -72,6 +74,7 @@ pub async fn ask(dir: &Path, update: &StageUpdate) -> anyhow::Result<()> {
         agent_session: update.agent_session.clone(),
         log: update.log.clone(),
         worktree: update.worktree.clone(),
+        branch: update.branch.clone(),
     };
     let me = ProcessIdentity::current();
     let key = format!("{:020}-{}", chrono::Utc::now().timestamp_micros(), me.pid);
@@ -162,6 +165,7 @@ fn read_request(path: &Path) -> anyhow::Result<StageUpdate> {
         agent_session: r.agent_session,
         log: r.log,
         worktree: r.worktree,
+        branch: r.branch,
         ..StageUpdate::default()
     })
 }

@@ -10,8 +10,6 @@
 //! `as_cancelled` and so writes `cancelled` too, and whichever of the two comes second finds the
 //! end record there and writes nothing. Only trusted authors' requests count (`Ownership`).
 
-use std::time::Duration;
-
 use anyhow::Context as _;
 use chrono::Utc;
 
@@ -252,8 +250,9 @@ async fn carry_out_one(
         return Ok(CarryResult::NotRecordedHere);
     };
     let claim = &local.record;
-    let grace = ctx.config.run.kill_grace_secs;
-    let stopped = stop(claim, Duration::from_secs(grace)).await?;
+    let policy = ctx.config.run.for_kind(claim.kind);
+    let grace = policy.kill_grace_secs;
+    let stopped = stop(claim, policy).await?;
     if stopped.nothing_ran {
         return Ok(CarryResult::NothingRunning);
     }
@@ -343,12 +342,15 @@ async fn finish_labels(ctx: &Ctx, n: u64, claim_id: &str) -> anyhow::Result<()> 
     if !issue.has_label(in_progress) {
         return Ok(());
     }
-    for label in end.record.labels_after.iter().flatten() {
+    let list = end.record.labels_after.clone().unwrap_or_default();
+    for label in &list {
         if !issue.has_label(label) {
             ctx.client.add_label(n, label).await?;
         }
     }
-    ctx.client.remove_label(n, in_progress).await?;
+    if !ctx.config.labels.keeps_in_progress(&list) {
+        ctx.client.remove_label(n, in_progress).await?;
+    }
     Ok(())
 }
 

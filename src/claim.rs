@@ -32,6 +32,8 @@ pub struct ClaimRequest {
     pub session: Option<String>,
     /// The Run's git worktree (absolute path), when known.
     pub worktree: Option<String>,
+    /// The Issue branch given by hand (`--branch`); else the worktree's, else `issue-N`.
+    pub branch: Option<String>,
     /// The process that owns the Claim (the Run, or the caller of `claim`).
     pub owner: ProcessIdentity,
 }
@@ -286,7 +288,7 @@ fn new_record(ctx: &Ctx, req: &ClaimRequest, has_ready: bool) -> ClaimRecord {
         harness: req.harness.clone(),
         model: None,
         agent_session: req.session.clone(),
-        branch: Some(format!("issue-{}", req.issue)),
+        branch: Some(branch_of(req)),
         worktree: req.worktree.clone(),
         logs: Vec::new(),
         stage: STAGE_CLAIMED.to_string(),
@@ -294,6 +296,19 @@ fn new_record(ctx: &Ctx, req: &ClaimRequest, has_ready: bool) -> ClaimRecord {
         claimed_at: now,
         removed_ready: has_ready,
     }
+}
+
+/// The Issue branch a new Claim records: the one given, else the one its worktree has checked
+/// out, else `issue-N`.
+fn branch_of(req: &ClaimRequest) -> String {
+    let checked_out = || {
+        let w = req.worktree.as_deref()?;
+        crate::host::branch::issue_branch_of(std::path::Path::new(w))
+    };
+    req.branch
+        .clone()
+        .or_else(checked_out)
+        .unwrap_or_else(|| format!("issue-{}", req.issue))
 }
 
 /// An end record for `record` by `actor`, its reason made to fit its field (`field::fit_text`).

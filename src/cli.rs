@@ -162,6 +162,10 @@ pub struct ClaimArgs {
     /// The Run's git worktree, so a dead Run's work can be salvaged there.
     #[arg(long)]
     pub worktree: Option<std::path::PathBuf>,
+    /// The Issue branch the Run works on (default: the branch the worktree has checked out,
+    /// else `issue-N`); a salvage pushes exactly this branch.
+    #[arg(long)]
+    pub branch: Option<String>,
 }
 
 /// `stage` arguments.
@@ -175,9 +179,13 @@ pub struct StageArgs {
     /// A log path or URL to add to the claim record.
     #[arg(long)]
     pub log: Option<String>,
-    /// The Run's git worktree, once it exists.
+    /// The Run's git worktree, once it exists (its checked-out branch becomes the Claim's,
+    /// unless `--branch` names one).
     #[arg(long)]
     pub worktree: Option<std::path::PathBuf>,
+    /// The Issue branch the Run works on now.
+    #[arg(long)]
+    pub branch: Option<String>,
     /// The Claim (default: `THIRDSHIFT_CLAIM_ID`, set inside a Run).
     #[arg(long, env = "THIRDSHIFT_CLAIM_ID")]
     pub claim: String,

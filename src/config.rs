@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod labels;
+mod run;
+pub use labels::{After, Ending as LabelEnding, Labels, Preset, AGENT_FAILED, NEEDS_TRIAGE};
+pub use run::{Forward, KindRun, Kinds, RunConfig, StopPolicy};
+
 /// The whole configuration file. Every key is optional; see `docs/config.md`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -167,44 +172,6 @@ impl Default for PickupConfig {
     }
 }
 
-/// The label names thirdshift manages.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Labels {
-    /// Issues a Run may take.
-    pub ready: String,
-    /// Issues a Run holds a Claim on.
-    pub in_progress: String,
-    /// Issues handed to people after a Run failed or died.
-    pub hand_off: String,
-}
-
-impl Default for Labels {
-    fn default() -> Labels {
-        Labels {
-            ready: "ready-for-agent".into(),
-            in_progress: "in-progress".into(),
-            hand_off: "ready-for-human".into(),
-        }
-    }
-}
-
-/// How a Run treats its command.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RunConfig {
-    /// Seconds between forwarding SIGTERM to CMD's session and sending SIGKILL.
-    pub kill_grace_secs: u64,
-}
-
-impl Default for RunConfig {
-    fn default() -> RunConfig {
-        RunConfig {
-            kill_grace_secs: 10,
-        }
-    }
-}
-
 /// What happens to the issue of a Run proven dead.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -332,6 +299,17 @@ impl Config {
             if name.chars().count() > MAX_LABEL_CHARS {
                 return Err(format!(
                     "labels.{key} `{name}` is longer than GitHub's {MAX_LABEL_CHARS} characters"
+                ));
+            }
+        }
+        for (key, list) in l.after.given() {
+            if let Some(bad) = list
+                .iter()
+                .find(|n| n.trim().is_empty() || n.chars().count() > MAX_LABEL_CHARS)
+            {
+                return Err(format!(
+                    "labels.after.{key} holds `{bad}`, which is not a label name (1 to \
+                     {MAX_LABEL_CHARS} characters)"
                 ));
             }
         }
@@ -569,12 +547,13 @@ mod tests {
         assert_eq!(
             err.to_string(),
             ".github/thirdshift.yml:4:3: unknown key `labels.redy` \
-             (expected one of ready, in_progress, hand_off)"
+             (expected one of ready, in_progress, hand_off, preset, after)"
         );
         let err = parse("run:\n    grace: 3\n").unwrap_err();
         assert_eq!(
             err.to_string(),
-            ".github/thirdshift.yml:2:5: unknown key `run.grace` (expected kill_grace_secs)"
+            ".github/thirdshift.yml:2:5: unknown key `run.grace` \
+             (expected one of kill_grace_secs, forward, kinds)"
         );
     }
 

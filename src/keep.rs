@@ -146,7 +146,7 @@ fn not_recorded_here(claim: &ClaimRecord, worktree: String) -> Salvage {
 
 /// A Run's own salvage after its command ended without delivering: the Claim as this host last
 /// recorded it (a worktree given to `stage --worktree` included), with `sid` its command's
-/// session. Waits up to `run.kill_grace_secs` for the session and every process carrying the
+/// session. Waits up to `run.kill_grace_secs` (of its kind) for the session and every process carrying the
 /// claim id to be gone; if some remain, salvages nothing and reports where the work stays.
 pub async fn keep_own(
     ctx: &Ctx,
@@ -159,7 +159,7 @@ pub async fn keep_own(
         return Ok(None);
     };
     claim.session_id = claim.session_id.or(Some(sid));
-    let grace = ctx.config.run.kill_grace_secs;
+    let grace = ctx.config.run.for_kind(claim.kind).kill_grace_secs;
     let left = writers_after(&claim, Duration::from_secs(grace)).await?;
     if !left.is_empty() {
         tracing::warn!(

@@ -2,7 +2,7 @@
 //! two can never disagree: whether a Run started work, and which label an issue gets when its
 //! Claim ends. No IO.
 
-use crate::config::Labels;
+use crate::config::{LabelEnding, Labels};
 use crate::record::{ClaimRecord, ClaimView, EndView, Outcome, Salvage};
 
 /// The stage a claim record starts in.
@@ -16,44 +16,67 @@ pub fn work_started(record: &ClaimRecord) -> bool {
     record.stage != STAGE_CLAIMED && record.stage != STAGE_RUNNING
 }
 
+/// What reached origin of a Run, as read from GitHub (its Issue branch and pull requests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnOrigin {
+    /// The Issue branch exists there, or a pull request of it does (any state).
+    pub work: bool,
+    /// A pull request of the Issue branch is open.
+    pub open_pull: bool,
+}
+
 /// Whether an ended Run left work anyone should look at: anything of it on origin (`on_origin`:
 /// its Issue branch or a pull request, as read from GitHub; `None` when not read), or anything
 /// its host kept (`kept`, the salvage report: commits or files it saved, or work it had to leave
 /// in place; when origin was not read, a salvage that found the Issue branch on origin counts
-/// too); without a salvage report (no worktree was recorded), whether the Run reported a stage of
-/// its own. One rule for a Run ending its own Claim and for reconcile ending a dead one
+/// too); a worktree that is gone keeps nothing, so with origin read and empty nothing is left;
+/// without a salvage report (no worktree was recorded), whether the Run reported a stage of its
+/// own. One rule for a Run ending its own Claim and for reconcile ending a dead one
 /// (docs/adr/0001).
 pub fn work_left(record: &ClaimRecord, on_origin: Option<bool>, kept: Option<&Salvage>) -> bool {
     if on_origin == Some(true) {
         return true;
     }
     match kept {
+        Some(k) if k.worktree_missing && on_origin.is_some() => false,
         Some(k) => !k.nothing_to_keep || (on_origin.is_none() && k.pushed),
         None => work_started(record),
     }
 }
 
-/// The label to add when the Claim of `record` ends with `outcome`, if any: failed and
-/// recovered Claims go back to the queue only when the Run left no work ([`work_left`], with
-/// `kept` what its host kept) and the Claim had removed `ready-for-agent`, else to people;
-/// handed-back and cancelled Claims (both stopped on request) go back to the queue when the
-/// Claim had removed `ready-for-agent`, whatever was kept (the end record says where it is).
-pub fn label_after<'a>(
-    labels: &'a Labels,
+/// The labels the issue of `record` gets when its Claim ends with `outcome` (listing
+/// `in-progress`: it stays on), by the configured conventions (`labels.preset`, `labels.after`):
+/// a finished Run by whether its pull request is open; a failed or recovered one by whether it
+/// left work ([`work_left`]; a Claim that had not removed `ready-for-agent` counts as having left
+/// some, so the issue goes to people rather than into a queue it was never in); `ready-for-agent`
+/// is only ever put back by a Claim that took it off. Other outcomes touch no label.
+pub fn labels_after(
+    labels: &Labels,
     record: &ClaimRecord,
     outcome: Outcome,
+    on_origin: Option<OnOrigin>,
     kept: Option<&Salvage>,
-) -> Option<&'a str> {
-    match outcome {
-        Outcome::HandedBack | Outcome::Cancelled if record.removed_ready => Some(&labels.ready),
-        Outcome::Failed | Outcome::Recovered
-            if !record.removed_ready || work_left(record, None, kept) =>
-        {
-            Some(&labels.hand_off)
+) -> Vec<String> {
+    let ending = match outcome {
+        Outcome::Done if on_origin.is_some_and(|o| o.open_pull) => LabelEnding::DoneWithPullRequest,
+        Outcome::Done => LabelEnding::Done,
+        Outcome::HandedBack => LabelEnding::HandedBack,
+        Outcome::Cancelled => LabelEnding::Cancelled,
+        Outcome::Failed | Outcome::Recovered => {
+            let work = on_origin.map(|o| o.work);
+            if !record.removed_ready || work_left(record, work, kept) {
+                LabelEnding::FailedWithWork
+            } else {
+                LabelEnding::FailedWithNothing
+            }
         }
-        Outcome::Failed | Outcome::Recovered => Some(&labels.ready),
-        _ => None,
+        _ => return Vec::new(),
+    };
+    let mut list = labels.after(ending);
+    if !record.removed_ready {
+        list.retain(|l| !l.eq_ignore_ascii_case(&labels.ready));
     }
+    list
 }
 
 /// The label to add when a Claim ends whose Run's command never started: `ready-for-agent`
@@ -84,9 +107,7 @@ pub fn shell_word(word: &str) -> String {
     }
 }
 
-/// The label thirdshift 0.19.0 puts on an issue whose failed run keeps its Claim (its
-/// `claim::AGENT_FAILED`); thirdshift's Failure limit counts it and its next Claim takes it off.
-pub const AGENT_FAILED: &str = "agent-failed";
+pub use crate::config::AGENT_FAILED;
 
 /// thirdshift 0.19.0's label of a Security fix Ticket (`security::fixing::SECURITY_FIX`), whose
 /// failed run keeps its Claim even with nothing on origin.
@@ -152,11 +173,11 @@ mod tests {
         for outcome in [Outcome::HandedBack, Outcome::Cancelled] {
             record.removed_ready = true;
             assert_eq!(
-                label_after(&labels, &record, outcome, None),
-                Some("ready-for-agent")
+                labels_after(&labels, &record, outcome, None, None),
+                ["ready-for-agent"]
             );
             record.removed_ready = false;
-            assert_eq!(label_after(&labels, &record, outcome, None), None);
+            assert!(labels_after(&labels, &record, outcome, None, None).is_empty());
         }
     }
 
@@ -183,19 +204,70 @@ mod tests {
             for k in [kept(false, false), kept(false, true), kept(true, true)] {
                 // then the issue goes to people
                 assert_eq!(
-                    label_after(&labels, &record, outcome, Some(&k)),
-                    Some("ready-for-human"),
+                    labels_after(&labels, &record, outcome, None, Some(&k)),
+                    ["ready-for-human"],
                     "{outcome:?} {k:?}"
                 );
             }
             // and when salvage found nothing at all, or nothing was known, back to the queue
             for k in [Some(&kept(true, false)), None] {
                 assert_eq!(
-                    label_after(&labels, &record, outcome, k),
-                    Some("ready-for-agent")
+                    labels_after(&labels, &record, outcome, None, k),
+                    ["ready-for-agent"]
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_worktree_gone_keeps_nothing_once_origin_was_read_and_is_empty() {
+        // given a failed Run that reported a stage, whose worktree the factory removed
+        let record = ClaimRecord {
+            stage: "implementing".into(),
+            removed_ready: true,
+            ..crate::record::claim::tests::sample_claim()
+        };
+        let gone = Salvage {
+            worktree_missing: true,
+            ..Salvage::untouched("/w".into(), "issue-42".into())
+        };
+        let labels = Labels::default();
+        let nothing = OnOrigin {
+            work: false,
+            open_pull: false,
+        };
+        // when origin was read and holds nothing of it, the issue goes back to the queue
+        let after = labels_after(
+            &labels,
+            &record,
+            Outcome::Failed,
+            Some(nothing),
+            Some(&gone),
+        );
+        assert_eq!(after, ["ready-for-agent"]);
+        // and when origin could not be read, to people, as before
+        let unread = labels_after(&labels, &record, Outcome::Failed, None, Some(&gone));
+        assert_eq!(unread, ["ready-for-human"]);
+    }
+
+    #[test]
+    fn the_thirdshift_preset_keeps_in_progress_on_a_done_run_with_an_open_pull_request() {
+        let labels = Labels {
+            preset: crate::config::Preset::Thirdshift,
+            ..Labels::default()
+        };
+        let record = ClaimRecord {
+            removed_ready: true,
+            ..crate::record::claim::tests::sample_claim()
+        };
+        let open = OnOrigin {
+            work: true,
+            open_pull: true,
+        };
+        let done = labels_after(&labels, &record, Outcome::Done, Some(open), None);
+        assert_eq!(done, ["in-progress"]);
+        let failed = labels_after(&labels, &record, Outcome::Failed, Some(open), None);
+        assert_eq!(failed, ["in-progress", "agent-failed"]);
     }
 
     #[test]

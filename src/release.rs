@@ -1,5 +1,7 @@
 //! Ending a Claim the way its Run ended: an end record first (posted exactly once, whoever
-//! repeats it), then the labels, one at a time. Safe to repeat: a Claim already ended is left as
+//! repeats it), then the labels, one at a time, as the label conventions say (`labels.preset`,
+//! `labels.after`; `policy::labels_after`), from what reached origin (its Issue branch and pull
+//! requests, read as reconcile reads them) and what the Run's host kept. Safe to repeat: a Claim already ended is left as
 //! it is. Labels are touched only when the Claim owned the issue, as read from a comment list that
 //! shows the claim's own comment when this host knows it (`fresh.rs`). A Run stopped by a signal
 //! while a trusted cancel request for its Claim is pending ends `cancelled` (`crate::cancel`), so
@@ -10,8 +12,9 @@ use chrono::Utc;
 use crate::claim::{end_record, post_record};
 use crate::context::Ctx;
 use crate::host::LocalStatus;
-use crate::policy::{label_after, label_unstarted};
-use crate::record::{ClaimState, Kind, Outcome};
+use crate::policy::{label_unstarted, labels_after};
+use crate::record::{ClaimRecord, ClaimState, Kind, Outcome};
+use crate::snapshot::Origin;
 
 /// How a Claim ends: the record a Run keeps locally before posting it
 /// ([`crate::record::RunEnding`]), so a refused write loses nothing.
@@ -71,29 +74,37 @@ pub async fn end_claim(
     end.signal = ending.signal;
     end.kept.clone_from(&ending.kept);
     end.claim_comment_id = Some(view.comment_id);
-    let add = if owner && !ending.started {
-        label_unstarted(&ctx.config.labels, record)
-    } else if owner {
-        label_after(
-            &ctx.config.labels,
-            record,
-            ending.outcome,
-            ending.kept.as_ref(),
-        )
+    let origin = if owner && ending.started {
+        origin_of(ctx, record, ending.outcome).await
     } else {
         None
     };
-    end.labels_after = owner.then(|| add.map(str::to_string).into_iter().collect());
+    let list: Vec<String> = if owner && !ending.started {
+        label_unstarted(&ctx.config.labels, record)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    } else if owner {
+        let on_origin = origin.as_ref().map(|o| o.facts());
+        let kept = ending.kept.as_ref();
+        labels_after(&ctx.config.labels, record, ending.outcome, on_origin, kept)
+    } else {
+        Vec::new()
+    };
+    end.labels_after = owner.then(|| list.clone());
+    end.pull_request = origin.as_ref().and_then(|o| o.pull_request());
     end.ended_at = Utc::now();
     post_record(ctx, n, claim_id, Kind::End, &end.to_comment()).await?;
     if owner {
-        if let Some(label) = add {
+        for label in &list {
             ctx.client.add_label(n, label).await?;
         }
-        crate::fresh::settle_before_leaving(ctx, n).await?;
-        ctx.client
-            .remove_label(n, &ctx.config.labels.in_progress)
-            .await?;
+        if !ctx.config.labels.keeps_in_progress(&list) {
+            crate::fresh::settle_before_leaving(ctx, n).await?;
+            ctx.client
+                .remove_label(n, &ctx.config.labels.in_progress)
+                .await?;
+        }
     }
     mark_ended(ctx, claim_id)?;
     tracing::info!(
@@ -103,6 +114,30 @@ pub async fn end_claim(
         "claim ended"
     );
     Ok(Released::Ended)
+}
+
+/// What origin holds of the Run's Issue branch, read the way reconcile reads it before choosing
+/// labels, when the outcome's labels depend on it (done: an open pull request; failed: any work
+/// there). `None` when not needed, or when GitHub could not say (the labels are then chosen from
+/// what the Run's host kept, as before).
+async fn origin_of(ctx: &Ctx, record: &ClaimRecord, outcome: Outcome) -> Option<Origin> {
+    if !matches!(outcome, Outcome::Done | Outcome::Failed) {
+        return None;
+    }
+    let branch = record
+        .branch
+        .clone()
+        .unwrap_or_else(|| format!("issue-{}", record.issue));
+    match Origin::read(ctx, &branch).await {
+        Ok(origin) => Some(origin),
+        Err(e) => {
+            tracing::warn!(
+                branch,
+                "origin not read; labels chosen from what was kept: {e:#}"
+            );
+            None
+        }
+    }
 }
 
 /// Marks this host's local record of `claim_id` ended, when there is one.

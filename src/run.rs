@@ -1,7 +1,8 @@
 //! A Run: take the Claim, start CMD in a new session with the Claim in its environment, record
 //! the session in the claim record, and end the Claim when CMD exits (done, or failed with its
-//! exit status). SIGINT, SIGTERM and SIGHUP to the Run are forwarded to CMD's whole session; after
-//! a grace period the session is killed, and the issue is handed back. A Run that ends failed or
+//! exit status). SIGINT, SIGTERM and SIGHUP to the Run are forwarded to CMD's whole session, or
+//! to CMD alone (`run.forward: leader`); after the grace (`run.kill_grace_secs`, both per kind)
+//! the session is killed, and the issue is handed back. A Run that ends failed or
 //! handed back keeps its worktree's work first (`keep.rs`: commit and push once its command's
 //! processes are gone), and its end record says what was kept.
 //! Taking and ending the Claim live in `claim.rs` and `release.rs`; this file supervises.
@@ -15,6 +16,7 @@ use tokio::signal::unix::{signal, SignalKind};
 
 use crate::broker;
 use crate::claim::{take, ClaimRequest, Held, STAGE_RUNNING};
+use crate::config::{Forward, StopPolicy};
 use crate::context::Ctx;
 use crate::exit;
 use crate::github::{APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR, TOKEN_VARS};
@@ -64,6 +66,7 @@ pub async fn run(
         sid,
         claim_id: &held.record.claim_id,
         broker: &broker::folder(ctx.state.root(), &held.record.claim_id),
+        policy: ctx.config.run.for_kind(held.record.kind),
     };
     let finish = supervise(ctx, &mut child, &watch, &mut signals).await?;
     let _ = std::fs::remove_dir_all(watch.broker);
@@ -215,22 +218,25 @@ impl Signals {
     }
 }
 
-/// What `supervise` watches: CMD's session, and the folder its stage changes come through.
+/// What `supervise` watches: CMD's session, and the folder its stage changes come through; and
+/// how it stops CMD when asked to (`run.forward`, `run.kill_grace_secs`, per kind).
 struct Watch<'a> {
     sid: u32,
     claim_id: &'a str,
     broker: &'a std::path::Path,
+    policy: StopPolicy,
 }
 
 /// Waits for CMD to exit, carrying out its stage changes meanwhile (`broker.rs`), or for a
-/// signal, which it forwards to CMD's session (TERM, grace, KILL).
+/// signal, which it forwards to CMD's session, or to CMD alone with `forward: leader` (then
+/// grace, then KILL to the whole session).
 async fn supervise(
     ctx: &Ctx,
     child: &mut tokio::process::Child,
     watch: &Watch<'_>,
     signals: &mut Signals,
 ) -> anyhow::Result<Finish> {
-    let (sid, grace_secs) = (watch.sid, ctx.config.run.kill_grace_secs);
+    let (sid, grace_secs) = (watch.sid, watch.policy.kill_grace_secs);
     let mut tick = tokio::time::interval(Duration::from_millis(25));
     let sig = loop {
         // A signal first: a stop asked of the Run stays a stop when CMD dies of it at once.
@@ -247,8 +253,7 @@ async fn supervise(
             _ = tick.tick() => broker::serve(ctx, watch.claim_id, watch.broker).await,
         }
     };
-    tracing::info!(signal = sig, session = sid, "forwarding to CMD's session");
-    signal_session(sid, sig);
+    forward(sid, sig, watch.policy.forward);
     let grace = Duration::from_secs(grace_secs);
     let status = match tokio::time::timeout(grace, child.wait()).await {
         Ok(status) => status?,
@@ -268,6 +273,26 @@ async fn supervise(
         sig,
         killed: killed || stragglers_killed,
     })
+}
+
+/// Sends `sig` to CMD's session, or only to CMD (the session's leader, whose PID is the session
+/// id: not reaped yet, so not reused) with `forward: leader`.
+fn forward(sid: u32, sig: i32, to: Forward) {
+    tracing::info!(
+        signal = sig,
+        session = sid,
+        to = to.as_str(),
+        "forwarding the stop"
+    );
+    match to {
+        Forward::Session => {
+            signal_session(sid, sig);
+        }
+        Forward::Leader => {
+            // SAFETY: kill(2) of CMD, this Run's own unreaped child.
+            unsafe { libc::kill(sid as libc::pid_t, sig) };
+        }
+    }
 }
 
 /// When CMD died of a stop signal, the signal the Run was sent with it (a stop on a cancel sends

@@ -18,6 +18,8 @@ pub struct StageUpdate {
     pub agent_session: Option<String>,
     pub log: Option<String>,
     pub worktree: Option<String>,
+    /// The Issue branch the Run works on now.
+    pub branch: Option<String>,
     pub session_id: Option<u32>,
     /// CMD's start ticks, recorded with its session.
     pub session_start_ticks: Option<u64>,
@@ -88,6 +90,9 @@ fn applied(record: &ClaimRecord, update: &StageUpdate) -> ClaimRecord {
     }
     if let Some(w) = &update.worktree {
         record.worktree = Some(w.clone());
+    }
+    if let Some(b) = &update.branch {
+        record.branch = Some(b.clone());
     }
     if let Some(sid) = update.session_id {
         record.session_id = Some(sid);

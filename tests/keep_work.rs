@@ -533,23 +533,6 @@ async fn run_stopped_by_sigterm_pushes_its_work_and_hands_the_issue_back() {
     assert!(!labels.contains(&IN_PROGRESS.to_string()));
 }
 
-/// `cancel --issue N` from host h2, then one `observe` of h1 (with `config`).
-async fn cancel_and_observe(world: &World, issue: u64, config: &Path) {
-    let asked = world
-        .exec("h2", &["cancel", "--issue", &issue.to_string()])
-        .await;
-    assert_eq!(asked.status.code(), Some(0), "{}", stderr(&asked));
-    let out = world
-        .cli("h1")
-        .arg("--config")
-        .arg(config)
-        .arg("observe")
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-}
-
 fn grace_config(world: &World) -> std::path::PathBuf {
     let config = world.dir.path().join("grace.yml");
     std::fs::write(&config, "run:\n  kill_grace_secs: 1\n").unwrap();

@@ -535,25 +535,46 @@ fn work_already_on_origin_makes_no_commit() {
 }
 
 #[test]
-fn detached_head_is_committed_in_place_and_pushed_to_the_issue_branch() {
+fn a_detached_head_is_committed_in_place_and_pushed_to_a_branch_of_its_own() {
     // given a Run killed on a detached HEAD with an unpushed commit and dirty files
     let world = World::started();
     git(&world.wt, &["checkout", "-q", "--detach"]);
     let branch_before = git(&world.wt, &["rev-parse", BRANCH]);
+    let origin_before = world.origin_sha(BRANCH);
     world.commit("step.txt", "step\n", "unpushed step");
     world.make_dirty();
 
     // when it is salvaged
     let out = world.salvage();
 
-    // then HEAD stays detached, the local branch is not moved, and origin's branch has the work
+    // then HEAD stays detached and the local branch is not moved; the work went to a branch
+    // named after the Claim, which the report names, and the Issue branch on origin is untouched
     assert!(!git_output(&world.wt, &["symbolic-ref", "-q", "HEAD"])
         .status
         .success());
     assert_eq!(git(&world.wt, &["rev-parse", BRANCH]), branch_before);
-    assert_eq!(world.origin_sha(BRANCH), Some(world.head()));
-    assert_eq!(world.origin_subjects()[..2], [FAILED_RUN, "unpushed step"]);
+    assert_eq!(out.branch, "thirdshift/salvage/c-1");
+    assert_eq!(world.origin_sha(&out.branch), Some(world.head()));
+    assert_eq!(world.origin_sha(BRANCH), origin_before);
     assert!(out.pushed);
+}
+
+#[test]
+fn a_worktree_on_another_branch_is_never_pushed_onto_the_claims_branch() {
+    // given a Run whose worktree moved to another Run's branch, with dirty files
+    let world = World::started();
+    git(&world.wt, &["checkout", "-q", "-b", "issue-8"]);
+    let origin_before = world.origin_sha(BRANCH);
+    world.make_dirty();
+
+    // when it is salvaged as Claim c-1 on issue-7
+    let out = world.salvage();
+
+    // then neither issue-7 nor issue-8 on origin got the work: the salvage's own branch did
+    assert_eq!(world.origin_sha(BRANCH), origin_before);
+    assert_eq!(world.origin_sha("issue-8"), None);
+    assert_eq!(out.branch, "thirdshift/salvage/c-1");
+    assert_eq!(world.origin_sha(&out.branch), Some(world.head()));
 }
 
 /// Re-runs test `name` alone in a child process with `env` set; true when running as that child.

@@ -4,8 +4,9 @@
 //! says how many Runs this host may carry and how many it carries now, `stop.rs` stops a
 //! cancelled Run (TERM, grace, KILL), `salvage.rs` keeps a stopped Run's work (commit and push,
 //! never reset or force) and `private.rs` makes the state folder's files the user's only, `turn.rs` makes two processes of one
-//! host take turns at a job, `login.rs` keeps who the credentials belong to. Nothing here talks to GitHub.
+//! host take turns at a job, `login.rs` keeps who the credentials belong to, `branch.rs` reads which branch a worktree is on. Nothing here talks to GitHub.
 
+pub mod branch;
 pub mod capacity;
 pub mod identity;
 pub mod liveness;

@@ -114,12 +114,14 @@ enum Uncommitted {
     Kept,
 }
 
-/// One salvage in progress: the worktree, the request, the report being filled.
+/// One salvage in progress: the worktree, the request, the report being filled, and the branch
+/// it pushes to (the Claim's, or one of the salvage's own: [`Salvager::target`]).
 struct Salvager<'a> {
     git: &'a Git,
     req: &'a SalvageRequest<'a>,
     out: &'a mut Salvage,
     errors: Vec<String>,
+    branch: String,
 }
 
 impl<'a> Salvager<'a> {
@@ -129,6 +131,7 @@ impl<'a> Salvager<'a> {
             req,
             out,
             errors: Vec::new(),
+            branch: req.branch.to_string(),
         }
     }
 
@@ -137,6 +140,8 @@ impl<'a> Salvager<'a> {
             self.out.error = Some(e);
             return;
         }
+        self.branch = self.target();
+        self.out.branch.clone_from(&self.branch);
         self.out.dirty_files = self.count_dirty();
         if self.out.dirty_files > 0 {
             // Before anything is committed: a repeat after a kill still knows what was dirty.
@@ -200,6 +205,37 @@ impl<'a> Salvager<'a> {
         })
     }
 
+    /// The branch to push: the Claim's when the worktree has it checked out (or is rebasing
+    /// it: HEAD is detached then, and the branch ref is what is pushed); else (a detached HEAD,
+    /// another branch checked out) a branch of this salvage's own, named after the Claim, so
+    /// the work never lands on a branch another Run may own.
+    fn target(&self) -> String {
+        let checked_out = self
+            .git
+            .run(&["symbolic-ref", "--quiet", "--short", "HEAD"])
+            .ok();
+        if self.rebasing() || checked_out.as_deref().map(str::trim) == Some(self.req.branch) {
+            return self.req.branch.to_string();
+        }
+        let own = super::branch::salvage_branch(self.req.claim_id);
+        tracing::info!(
+            claim = self.req.claim_id,
+            on = ?checked_out,
+            "the worktree is not on {}: salvaging to {own}",
+            self.req.branch
+        );
+        own
+    }
+
+    fn rebasing(&self) -> bool {
+        let exists = |name: &str| {
+            self.git
+                .run(&["rev-parse", "--git-path", name])
+                .is_ok_and(|p| self.req.worktree.join(p.trim()).exists())
+        };
+        exists("rebase-merge") || exists("rebase-apply")
+    }
+
     /// Refuses names git could read as options or that are not valid refs.
     fn check_names(&self) -> Result<(), String> {
         let (branch, remote) = (self.req.branch, self.req.remote);
@@ -235,8 +271,8 @@ impl<'a> Salvager<'a> {
 
     /// Fetches the Issue branch into its remote-tracking ref; tolerates failure.
     fn fetch_origin(&mut self) -> Origin {
-        let tracking = format!("refs/remotes/{}/{}", self.req.remote, self.req.branch);
-        let spec = format!("+refs/heads/{}:{tracking}", self.req.branch);
+        let tracking = format!("refs/remotes/{}/{}", self.req.remote, self.branch);
+        let spec = format!("+refs/heads/{}:{tracking}", self.branch);
         let fetch = ["fetch", "--no-tags", "--quiet", self.req.remote, &spec];
         match self.git.run_within(&fetch, NETWORK_TIMEOUT) {
             Ok(_) => Origin {
@@ -250,7 +286,7 @@ impl<'a> Salvager<'a> {
             Err(e) => {
                 self.errors.push(format!(
                     "could not fetch {} from {} (using the last known state): {e}",
-                    self.req.branch, self.req.remote
+                    self.branch, self.req.remote
                 ));
                 Origin {
                     sha: self.git.sha(&format!("{tracking}^{{commit}}")),
@@ -263,7 +299,7 @@ impl<'a> Salvager<'a> {
     /// Aborts a merge, then commits the uncommitted work unless an operation in progress makes
     /// that unsafe. Returns the ref to push (`HEAD`, or the Issue branch during a rebase).
     fn preserve_uncommitted(&mut self, origin: &Origin) -> (String, Uncommitted) {
-        let branch_ref = format!("refs/heads/{}", self.req.branch);
+        let branch_ref = format!("refs/heads/{}", self.branch);
         if self.git.sha("MERGE_HEAD").is_some() {
             if let Err(e) = self.git.run(&["merge", "--abort"]) {
                 self.errors
@@ -290,12 +326,7 @@ impl<'a> Salvager<'a> {
 
     /// A rebase, `git am`, cherry-pick, revert or merge that is still in progress.
     fn unfinished_operation(&self) -> Option<String> {
-        let exists = |name: &str| {
-            self.git
-                .run(&["rev-parse", "--git-path", name])
-                .is_ok_and(|p| self.req.worktree.join(p.trim()).exists())
-        };
-        let op = if exists("rebase-merge") || exists("rebase-apply") {
+        let op = if self.rebasing() {
             "a rebase (or git am)"
         } else if self.git.sha("CHERRY_PICK_HEAD").is_some() {
             "a cherry-pick"
@@ -333,7 +364,7 @@ impl<'a> Salvager<'a> {
 
     /// Pushes `head` to the Issue branch, fast-forward only; true when origin took it.
     fn push(&mut self, head: &str) -> bool {
-        let (remote, branch) = (self.req.remote, self.req.branch);
+        let (remote, branch) = (self.req.remote, self.branch.as_str());
         let spec = format!("{head}:refs/heads/{branch}");
         let push = [
             "push",

@@ -16,6 +16,7 @@ use anyhow::Context as _;
 use super::liveness::judge;
 use super::process::{session_members, signal_session, ProcessIdentity, Stat};
 use super::table::{ProcessEntry, ProcessTable};
+use crate::config::{Forward, StopPolicy};
 use crate::record::{ClaimRecord, Verdict};
 
 /// How often a stop looks again whether the processes are gone.
@@ -68,6 +69,26 @@ impl StopPlan {
     fn signal_all(&self, sig: i32) -> usize {
         let run = self.run.map_or(0, |p| send(p, sig));
         run + self.signal_rest(sig)
+    }
+
+    /// `forward: leader`: signals the Run process, which forwards the signal to its command
+    /// alone; when the Run is gone, the command (its session's leader) itself, if it still
+    /// runs. Returns how many processes were signalled.
+    fn signal_leader(&self, sig: i32) -> usize {
+        if let Some(run) = self.run.filter(|p| alive(*p)) {
+            return send(run, sig);
+        }
+        match self.session {
+            Some(sid) if session_members(sid).contains(&sid) => {
+                let Some(pid) = crate::host::process::signallable(sid) else {
+                    return 0;
+                };
+                // SAFETY: kill(2) of the session's leader, a member of the session `plan`
+                // proved the Run's.
+                usize::from(unsafe { libc::kill(pid, sig) } == 0)
+            }
+            _ => 0,
+        }
     }
 
     fn signal_rest(&self, sig: i32) -> usize {
@@ -161,10 +182,12 @@ fn is_inside(claim: &ClaimRecord, plan: &StopPlan, me: Option<&ProcessEntry>) ->
     })
 }
 
-/// Stops `claim`'s Run: SIGTERM to all of it, up to `grace` for the session to leave, SIGKILL to
-/// what is left of it, up to `grace` more for the Run process to hand back and exit, SIGKILL to
-/// the Run process.
-pub async fn stop(claim: &ClaimRecord, grace: Duration) -> anyhow::Result<Stopped> {
+/// Stops `claim`'s Run: SIGTERM to all of it (with `forward: leader`, to the Run process only,
+/// which forwards it to its command alone; to the command itself when the Run is gone), up to
+/// the grace for the session to leave, SIGKILL to what is left of it, up to the grace more for
+/// the Run process to hand back and exit, SIGKILL to the Run process.
+pub async fn stop(claim: &ClaimRecord, policy: StopPolicy) -> anyhow::Result<Stopped> {
+    let grace = policy.grace();
     let boot = super::identity::boot_id().unwrap_or_default();
     let table = ProcessTable::read().context("reading this host's process table")?;
     let plan = plan(claim, &boot, &table);
@@ -182,7 +205,10 @@ pub async fn stop(claim: &ClaimRecord, grace: Duration) -> anyhow::Result<Stoppe
         );
     }
     tracing::info!(claim = %claim.claim_id, ?plan, "cancel: sending SIGTERM");
-    plan.signal_all(libc::SIGTERM);
+    match policy.forward {
+        Forward::Session => plan.signal_all(libc::SIGTERM),
+        Forward::Leader => plan.signal_leader(libc::SIGTERM),
+    };
     let mut killed = 0;
     if !wait_until(grace, || !plan.rest_alive()).await {
         killed += plan.signal_rest(libc::SIGKILL);
@@ -363,7 +389,11 @@ mod tests {
             ..claim()
         };
         // then the stop reports that nothing ran, at once
-        let stopped = stop(&gone, Duration::from_secs(30)).await.unwrap();
+        let policy = StopPolicy {
+            forward: Forward::Session,
+            kill_grace_secs: 30,
+        };
+        let stopped = stop(&gone, policy).await.unwrap();
         assert!(stopped.nothing_ran);
         assert_eq!(stopped.killed, 0);
     }

@@ -124,6 +124,34 @@ impl Origin {
         self.head.is_some() || !self.pulls.is_empty()
     }
 
+    /// What the label conventions need of it (`policy::labels_after`).
+    pub fn facts(&self) -> crate::policy::OnOrigin {
+        crate::policy::OnOrigin {
+            work: self.has_work(),
+            open_pull: self.pulls.iter().any(|p| p.state == "open"),
+        }
+    }
+
+    /// Reads what origin holds of `branch`: its head and its pull requests (two requests).
+    pub async fn read(ctx: &crate::context::Ctx, branch: &str) -> anyhow::Result<Origin> {
+        let head = ctx.client.branch_head(branch).await?;
+        let pulls = ctx.client.pulls_for_branch(branch).await?;
+        let pulls = pulls
+            .into_iter()
+            .map(|p| Pull {
+                number: p.number,
+                state: p.state,
+                merged: p.merged,
+                html_url: p.html_url,
+            })
+            .collect();
+        Ok(Origin {
+            branch: branch.to_string(),
+            head,
+            pulls,
+        })
+    }
+
     /// The pull request to name: an open one first, else the newest.
     pub fn pull_request(&self) -> Option<u64> {
         let open = self

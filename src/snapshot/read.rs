@@ -11,9 +11,7 @@ use crate::context::Ctx;
 use crate::github::{Comment, Issue};
 use crate::record::{decode, Decoded, Record, Verdict};
 
-use super::{
-    CommandView, IssueSnapshot, LabelChange, Origin, Pull, RegistryPage, ReportView, Snapshot,
-};
+use super::{CommandView, IssueSnapshot, LabelChange, Origin, RegistryPage, ReportView, Snapshot};
 use crate::config::Role;
 
 /// Reads the snapshot; `extra` names issues to include whatever their labels.
@@ -183,22 +181,7 @@ pub(super) async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::R
         }
     }
     for (k, branch) in wanted {
-        let head = ctx.client.branch_head(&branch).await?;
-        let pulls = ctx.client.pulls_for_branch(&branch).await?;
-        let pulls = pulls
-            .into_iter()
-            .map(|p| Pull {
-                number: p.number,
-                state: p.state,
-                merged: p.merged,
-                html_url: p.html_url,
-            })
-            .collect();
-        snapshot.issues[k].origin = Some(Origin {
-            branch,
-            head,
-            pulls,
-        });
+        snapshot.issues[k].origin = Some(Origin::read(ctx, &branch).await?);
     }
     Ok(())
 }

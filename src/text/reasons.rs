@@ -48,6 +48,25 @@ pub fn finished_note(end: &EndRecord, list: &[String], in_progress: &str) -> Str
     )
 }
 
+/// What an ended Claim's labels (`list`, listing `in_progress`: it stays) do to its issue, as a
+/// clause: `the issue goes to ready-for-human`, `the issue keeps in-progress and gets
+/// agent-failed`.
+pub fn labels_clause(list: &[String], in_progress: &str) -> String {
+    let (kept, added): (Vec<&String>, Vec<&String>) = list
+        .iter()
+        .partition(|l| l.eq_ignore_ascii_case(in_progress));
+    let added: Vec<&str> = added.iter().map(|l| l.as_str()).collect();
+    match (kept.is_empty(), added.is_empty()) {
+        (true, true) => format!("the issue loses {in_progress}"),
+        (true, false) => format!("the issue goes to {}", added.join(", ")),
+        (false, true) => format!("the issue keeps {in_progress}"),
+        (false, false) => format!(
+            "the issue keeps {in_progress} and gets {}",
+            added.join(", ")
+        ),
+    }
+}
+
 /// The finding on an issue whose labels a person changed after the end record stating them.
 pub fn peoples_labels_note(end: &EndRecord, labels: &[String]) -> String {
     format!(

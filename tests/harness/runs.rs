@@ -159,3 +159,20 @@ pub fn posted_claim(
     world.sim.set_labels(issue, &[IN_PROGRESS]);
     claim.claim_id
 }
+
+/// `cancel --issue N` from host h2, then one `observe` of h1 (with `config`).
+pub async fn cancel_and_observe(world: &World, issue: u64, config: &std::path::Path) {
+    let asked = world
+        .exec("h2", &["cancel", "--issue", &issue.to_string()])
+        .await;
+    assert_eq!(asked.status.code(), Some(0), "{}", stderr(&asked));
+    let out = world
+        .cli("h1")
+        .arg("--config")
+        .arg(config)
+        .arg("observe")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -6,10 +6,10 @@
 //! rest of `plan`.
 
 use crate::config::OnDead;
-use crate::policy::{continuations, label_after, label_unstarted, resume_command, work_left};
+use crate::policy::{continuations, label_unstarted, labels_after, resume_command};
 use crate::record::{ClaimView, Continuation, DeathReason, Outcome, RunEnding, Salvage};
 use crate::snapshot::IssueSnapshot;
-use crate::text::reasons::{finished_for_run, recovered_reason};
+use crate::text::reasons::{finished_for_run, labels_clause, recovered_reason};
 
 use super::{claim_finding, Cx, Finding, Health, Steps};
 
@@ -46,20 +46,25 @@ impl Cx<'_> {
         let policy = &self.config.recovery;
         let continue_it = asked.continue_
             || (policy.on_dead == OnDead::Continue && done < policy.max_continuations);
-        let (outcome, target, health) = if continue_it {
-            (Outcome::Continued, &labels.ready, Health::Continued)
-        } else if !started(issue, owner, kept) && claim.removed_ready {
-            (Outcome::Recovered, &labels.ready, Health::Recovered)
+        let (outcome, list, health) = if continue_it {
+            (
+                Outcome::Continued,
+                vec![labels.ready.clone()],
+                Health::Continued,
+            )
         } else {
-            (Outcome::Recovered, &labels.hand_off, Health::Recovered)
+            let on_origin = issue.origin.as_ref().map(|o| o.facts());
+            let list = labels_after(labels, claim, Outcome::Recovered, on_origin, kept);
+            (Outcome::Recovered, list, Health::Recovered)
         };
         let mut end = self.end_record(owner, outcome, why.clone());
         if let Some(actor) = &asked.actor {
             end.actor.clone_from(actor);
         }
-        end.labels_after = Some(vec![target.clone()]);
+        end.labels_after = Some(list.clone());
         end.kept = kept.cloned();
         end.pull_request = issue.origin.as_ref().and_then(|o| o.pull_request());
+        let queued = list.iter().any(|l| l.eq_ignore_ascii_case(&labels.ready));
         if continue_it {
             end.continuation = Some(Continuation {
                 number: done + 1,
@@ -67,13 +72,13 @@ impl Cx<'_> {
                 agent_session: claim.agent_session.clone(),
                 harness: claim.harness.clone(),
             });
-        } else if target == &labels.hand_off {
+        } else if !queued {
             end.resume = resume_command(claim.harness.as_deref(), claim.agent_session.as_deref());
         }
         s.end(end);
-        s.add_missing(issue, target);
-        s.remove_present(issue, &labels.in_progress);
-        claim_finding(owner, health, format!("{why}; the issue goes to {target}"))
+        self.apply_labels(issue, &list, s);
+        let clause = labels_clause(&list, &labels.in_progress);
+        claim_finding(owner, health, format!("{why}; {clause}"))
     }
 }
 
@@ -95,18 +100,31 @@ impl Cx<'_> {
         end.exit_code = finished.exit_code;
         end.signal = finished.signal;
         end.kept.clone_from(&finished.kept);
-        let add = if finished.started {
-            label_after(labels, claim, finished.outcome, finished.kept.as_ref())
+        let list = if finished.started {
+            let on_origin = issue.origin.as_ref().map(|o| o.facts());
+            let kept = finished.kept.as_ref();
+            labels_after(labels, claim, finished.outcome, on_origin, kept)
         } else {
             label_unstarted(labels, claim)
+                .into_iter()
+                .map(str::to_string)
+                .collect()
         };
-        end.labels_after = Some(add.map(str::to_string).into_iter().collect());
+        end.labels_after = Some(list.clone());
         s.end(end);
-        if let Some(label) = add {
+        self.apply_labels(issue, &list, s);
+        claim_finding(owner, Health::Finished, why)
+    }
+
+    /// Puts on the labels of `list` the issue lacks; takes `in-progress` off unless listed.
+    fn apply_labels(&self, issue: &IssueSnapshot, list: &[String], s: &mut Steps) {
+        for label in list {
             s.add_missing(issue, label);
         }
-        s.remove_present(issue, &labels.in_progress);
-        claim_finding(owner, Health::Finished, why)
+        let labels = &self.config.labels;
+        if !labels.keeps_in_progress(list) {
+            s.remove_present(issue, &labels.in_progress);
+        }
     }
 }
 
@@ -117,12 +135,4 @@ pub(super) struct Asked {
     pub continue_: bool,
     /// `--force`: the person who forced it, named as the end record's actor.
     pub actor: Option<String>,
-}
-
-/// Whether the dead Run left work anyone should look at: anything on origin (its branch, a pull
-/// request in any state), or anything its host kept; without either report, whether it reported
-/// a stage of its own.
-fn started(issue: &IssueSnapshot, owner: &ClaimView, kept: Option<&Salvage>) -> bool {
-    let on_origin = issue.origin.as_ref().map(|o| o.has_work());
-    work_left(&owner.record, on_origin, kept)
 }
