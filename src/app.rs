@@ -39,7 +39,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Pickup(a) => crate::pickup::command(&g, &a).await,
         Command::Observe { reconcile } => observe_cmd(&g, reconcile).await,
-        Command::Reconcile => {
+        Command::Reconcile { dry_run: true } => {
+            let ctx = Ctx::connect(&g, None).await?;
+            dry_run(&ctx).await
+        }
+        Command::Reconcile { dry_run: false } => {
             let ctx = Ctx::connect(&g, None).await?;
             reconcile_cmd(&ctx).await
         }
@@ -225,6 +229,18 @@ async fn reconcile_cmd(ctx: &Ctx) -> anyhow::Result<i32> {
     code
 }
 
+/// `reconcile --dry-run`: the pass's reads and plan, printed; nothing is written to GitHub.
+async fn dry_run(ctx: &Ctx) -> anyhow::Result<i32> {
+    let input = crate::reconcile::PlanInput {
+        actor: format!("reconcile@{}", ctx.host.host),
+        now: chrono::Utc::now(),
+    };
+    let (_, plan) = crate::reconcile::decide(ctx, &input).await?;
+    print!("{}", for_terminal(&crate::summary::planned(&plan)));
+    print_budget(ctx);
+    Ok(OK)
+}
+
 async fn reconcile_pass(ctx: &Ctx) -> anyhow::Result<i32> {
     let pass = crate::reconcile::pass(ctx).await?;
     print!(
@@ -234,6 +250,10 @@ async fn reconcile_pass(ctx: &Ctx) -> anyhow::Result<i32> {
     let ended = &pass.applied.ended;
     let published = crate::view::publish::publish(ctx, &pass.snapshot, &pass.plan, ended).await?;
     println!("{}", published.line());
+    crate::workflow::outputs(&crate::summary::action_outputs(&pass));
+    for e in &pass.applied.errors {
+        crate::workflow::annotate(crate::workflow::Level::Warning, e);
+    }
     if pass.applied.errors.is_empty() {
         Ok(OK)
     } else {

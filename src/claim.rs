@@ -327,6 +327,7 @@ pub fn end_record(record: &ClaimRecord, outcome: Outcome, actor: &str, reason: &
         pull_request: None,
         continuation: None,
         resume: None,
+        session: None,
         adopted: None,
         ended_at: Utc::now(),
     }

@@ -60,14 +60,18 @@ pub enum Command {
     Release(ReleaseArgs),
     /// Claim Ready issues up to this host's free capacity, one detached Run each, then exit.
     Pickup(PickupArgs),
-    /// Check this host's Claims and write its host report (not yet built).
+    /// Check this host's Claims and write its host report.
     Observe {
         /// Also run a reconcile pass afterwards.
         #[arg(long)]
         reconcile: bool,
     },
-    /// End Claims whose owner is proven dead (not yet built).
-    Reconcile,
+    /// End Claims whose owner is proven dead, answer waiting commands, write the live view.
+    Reconcile {
+        /// Read and plan, print what the pass would write, and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Ask the owning host to stop the Run on an issue: posts a cancel request (once) that the
     /// host's next `observe` carries out. Exit 0, also when there is nothing to cancel.
     Cancel {

@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 mod labels;
+mod observe;
 mod run;
 pub use labels::{After, Ending as LabelEnding, Labels, Preset, AGENT_FAILED, NEEDS_TRIAGE};
+pub use observe::{ObserveConfig, SILENT_AFTER_REFRESHES};
 pub use run::{Forward, KindRun, Kinds, RunConfig, StopPolicy};
 
 /// The whole configuration file. Every key is optional; see `docs/config.md`.
@@ -32,6 +34,7 @@ pub struct Config {
     pub commands: CommandsConfig,
     pub thirdshift: ThirdshiftConfig,
     pub budget: BudgetConfig,
+    pub observe: ObserveConfig,
 }
 
 /// The API rate budget (docs/config.md).
@@ -348,6 +351,13 @@ impl Config {
                 c.force_permission.as_str()
             ));
         }
+        if self.observe.refresh_mins == 0 {
+            return Err(
+                "observe.refresh_mins must be 1 or more (minutes between rewrites of an \
+                 unchanged host report)"
+                    .into(),
+            );
+        }
         if let Some(l) = self.pickup.skip_labels.iter().find(|l| l.trim().is_empty()) {
             return Err(format!(
                 "pickup.skip_labels holds an empty label name ({l:?})"
@@ -488,12 +498,19 @@ mod tests {
     #[test]
     fn example_in_the_docs_parses() {
         let doc = include_str!("../docs/config.md");
-        let start = doc
+        // every YAML block of the page parses
+        for (i, block) in doc.split("```yaml\n").skip(1).enumerate() {
+            let yaml = &block[..block.find("```").unwrap()];
+            assert!(parse(yaml).is_ok(), "yaml block {i}: {yaml}");
+        }
+        // and the one under "## Example" says what it shows
+        let example = &doc[doc.find("## Example").expect("an Example section")..];
+        let start = example
             .find("```yaml\n")
             .expect("docs/config.md has a yaml example")
             + 8;
-        let len = doc[start..].find("```").unwrap();
-        let c = parse(&doc[start..start + len]).unwrap();
+        let len = example[start..].find("```").unwrap();
+        let c = parse(&example[start..start + len]).unwrap();
         assert_eq!(c.trusted_authors, ["thirdshift-app[bot]", "alice"]);
         assert_eq!(c.labels.in_progress, "in-progress");
         assert_eq!(c.hosts["builder-1"].capacity, 2);
@@ -537,7 +554,7 @@ mod tests {
             err,
             ".github/thirdshift.yml:3:1: unknown key `lables` \
              (expected one of labels, trusted_authors, registry_issue, run, recovery, hosts, \
-             pickup, commands, thirdshift, budget)"
+             pickup, commands, thirdshift, budget, observe)"
         );
     }
 

@@ -40,6 +40,8 @@ fn main() {
             let code = exit::code_of(&err);
             let message = thirdshift_reconciler::text::for_terminal(&format!("{err:#}"));
             eprintln!("thirdshift-reconciler: {message}");
+            use thirdshift_reconciler::workflow::{annotate, Level};
+            annotate(Level::Error, &message);
             code
         }
     };

@@ -17,7 +17,7 @@ use crate::host::{LocalClaim, LocalStatus};
 use crate::record::{
     ClaimRecord, ClaimState, ClaimVerdict, DeathReason, HostReport, Kind, Salvage, Verdict,
 };
-use crate::snapshot::Snapshot;
+use crate::snapshot::{ReportView, Snapshot};
 
 /// What an observe pass saw and did.
 #[derive(Clone, Debug)]
@@ -82,6 +82,8 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
         capacity: Some(capacity(&ctx.config, &ctx.host.host)),
         slots_used: Some(u32::try_from(in_use).unwrap_or(u32::MAX)),
         booted_at: booted_at(ctx, &snapshot),
+        refresh_secs: Some(ctx.config.observe.refresh_secs()),
+        written_at: Some(chrono::Utc::now()),
     };
     let (registry_issue, report_written) = write_report(ctx, &snapshot, &report).await?;
     Ok(Observed {
@@ -294,7 +296,9 @@ fn claims_to_judge(
     Ok(claims)
 }
 
-/// Writes the report if it differs from the one on GitHub; returns (registry issue, written).
+/// Writes the report if it differs from the one on GitHub, or if that one is older than the
+/// refresh interval (`observe.refresh_mins`), so a silent host can be told from a quiet one;
+/// returns (registry issue, written).
 async fn write_report(
     ctx: &Ctx,
     snapshot: &Snapshot,
@@ -305,7 +309,9 @@ async fn write_report(
         None => crate::registry::find_or_create(ctx).await?,
     };
     let existing = snapshot.report_of(&report.host, &report.machine_id);
-    if existing.is_some_and(|e| &e.report == report) {
+    let refresh = chrono::Duration::seconds(report.refresh_secs.unwrap_or(0) as i64);
+    let fresh = |e: &ReportView| chrono::Utc::now() - e.updated_at < refresh;
+    if existing.is_some_and(|e| e.report.same_as(report) && fresh(e)) {
         return Ok((registry, false));
     }
     let body = report.to_comment();
@@ -362,6 +368,8 @@ mod tests {
             capacity: None,
             slots_used: None,
             booted_at: None,
+            refresh_secs: None,
+            written_at: None,
         }
     }
 

@@ -85,28 +85,6 @@ pub fn label_unstarted<'a>(labels: &'a Labels, record: &ClaimRecord) -> Option<&
     record.removed_ready.then_some(labels.ready.as_str())
 }
 
-/// The command a person runs to resume an agent session, for Harnesses that allow it.
-/// The session id is shell-quoted unless it is made of characters no shell treats specially,
-/// since a person pastes the command and the id comes from the agent's `stage --session`.
-pub fn resume_command(harness: Option<&str>, session: Option<&str>) -> Option<String> {
-    let session = shell_word(session.filter(|s| !s.trim().is_empty())?);
-    match harness?.to_ascii_lowercase().as_str() {
-        "claude" | "claude-code" => Some(format!("claude --resume {session}")),
-        "codex" => Some(format!("codex resume {session}")),
-        _ => None,
-    }
-}
-
-/// `word` as one shell word: as it is when every character is safe, else in single quotes.
-pub fn shell_word(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_.:@/=+,%".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
 pub use crate::config::AGENT_FAILED;
 
 /// thirdshift 0.19.0's label of a Security fix Ticket (`security::fixing::SECURITY_FIX`), whose
@@ -147,24 +125,6 @@ pub fn continuations(ended: &[(ClaimView, EndView)]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_session_id_with_shell_metacharacters_is_quoted_in_the_resume_command() {
-        let plain = resume_command(Some("claude"), Some("sess-1_a.b"));
-        assert_eq!(plain.as_deref(), Some("claude --resume sess-1_a.b"));
-        let hostile = resume_command(Some("claude"), Some("x; rm -rf ~ `id` $(id)"));
-        assert_eq!(
-            hostile.as_deref(),
-            Some("claude --resume 'x; rm -rf ~ `id` $(id)'")
-        );
-        // A person pasting the quoted word gets exactly the id back, quotes included
-        let id = "a'b $(id) `id`";
-        let out = std::process::Command::new("sh")
-            .args(["-c", &format!("printf %s {}", shell_word(id))])
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&out.stdout), id);
-    }
 
     #[test]
     fn cancelled_claims_are_handed_back_like_handed_back_ones() {
@@ -289,20 +249,5 @@ mod tests {
         // a stage of its own counts only when no salvage report says what is there
         assert!(work_left(&staged, None, None));
         assert!(!work_left(&staged, None, Some(&kept(true, false))));
-    }
-
-    #[test]
-    fn resume_command_is_known_for_claude_and_codex_only() {
-        assert_eq!(
-            resume_command(Some("claude"), Some("s-1")).as_deref(),
-            Some("claude --resume s-1")
-        );
-        assert_eq!(
-            resume_command(Some("Codex"), Some("s-2")).as_deref(),
-            Some("codex resume s-2")
-        );
-        assert_eq!(resume_command(Some("aider"), Some("s-3")), None);
-        assert_eq!(resume_command(Some("claude"), None), None);
-        assert_eq!(resume_command(None, Some("s-4")), None);
     }
 }

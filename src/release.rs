@@ -14,6 +14,7 @@ use crate::context::Ctx;
 use crate::host::LocalStatus;
 use crate::policy::{label_unstarted, labels_after};
 use crate::record::{ClaimRecord, ClaimState, Kind, Outcome};
+use crate::resume::resume_command;
 use crate::snapshot::Origin;
 
 /// How a Claim ends: the record a Run keeps locally before posting it
@@ -93,6 +94,18 @@ pub async fn end_claim(
     };
     end.labels_after = owner.then(|| list.clone());
     end.pull_request = origin.as_ref().and_then(|o| o.pull_request());
+    let queued = list
+        .iter()
+        .any(|l| l.eq_ignore_ascii_case(&ctx.config.labels.ready));
+    if ending.outcome != Outcome::Done && ending.started && !queued {
+        let r = record;
+        end.resume = resume_command(
+            r.harness.as_deref(),
+            r.agent_session.as_deref(),
+            r.worktree.as_deref(),
+        );
+        end.session.clone_from(&r.agent_session);
+    }
     end.ended_at = Utc::now();
     post_record(ctx, n, claim_id, Kind::End, &end.to_comment()).await?;
     if owner {

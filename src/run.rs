@@ -164,10 +164,18 @@ fn spawn(ctx: &Ctx, held: &Held, cmd: &[String]) -> anyhow::Result<tokio::proces
         .env("THIRDSHIFT_STATE_DIR", ctx.state.root())
         .env("GITHUB_REPOSITORY", ctx.client.repo().to_string())
         .env("GITHUB_API_URL", ctx.client.api_url());
+    on_path(&mut command);
     if let Some(c) = &held.resume {
+        let resume = crate::resume::resume_command(
+            c.harness.as_deref(),
+            c.agent_session.as_deref(),
+            c.worktree.as_deref(),
+        );
         let pairs = [
             ("THIRDSHIFT_RESUME_SESSION", &c.agent_session),
             ("THIRDSHIFT_RESUME_HARNESS", &c.harness),
+            ("THIRDSHIFT_RESUME_WORKTREE", &c.worktree),
+            ("THIRDSHIFT_RESUME_COMMAND", &resume),
             ("THIRDSHIFT_BRANCH", &c.branch),
         ];
         for (key, value) in pairs {
@@ -191,6 +199,23 @@ fn spawn(ctx: &Ctx, held: &Held, cmd: &[String]) -> anyhow::Result<tokio::proces
         .with_context(|| format!("`{program}`"))?;
     tracing::info!(claim = %held.record.claim_id, pid = child.id(), "CMD started");
     Ok(child)
+}
+
+/// Gives CMD this binary: its path as `THIRDSHIFT_BIN`, and its folder first on `PATH`, so
+/// `thirdshift-reconciler stage …` works from any Run, `cargo run` included.
+fn on_path(command: &mut std::process::Command) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    command.env("THIRDSHIFT_BIN", &exe);
+    let Some(dir) = exe.parent() else {
+        return;
+    };
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest));
+    if let Ok(path) = std::env::join_paths(dirs) {
+        command.env("PATH", path);
+    }
 }
 
 /// The signals that make a Run hand its issue back.

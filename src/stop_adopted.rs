@@ -203,6 +203,7 @@ async fn record_ending(ctx: &Ctx, id: &str, asked: &Asked) -> anyhow::Result<Opt
             pull_request: None,
             continuation: None,
             resume: None,
+            session: None,
             adopted: Some(Box::new(asked.evidence.clone())),
             ended_at: Utc::now(),
         };

@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 
 use crate::reconcile::apply::Applied;
-use crate::reconcile::{Health, Plan};
+use crate::reconcile::{Action, Health, PassReport, Plan};
+use crate::record::Outcome;
 use crate::record::{HostReport, Verdict};
 
 /// `observe`'s lines: the verdict on each Claim of this host and whether the report changed.
@@ -47,6 +48,81 @@ pub fn pass(plan: &Plan, applied: &Applied) -> String {
         applied.errors.len()
     );
     out
+}
+
+/// `reconcile --dry-run`'s lines: each finding, then every write the pass would make, in order.
+pub fn planned(plan: &Plan) -> String {
+    let mut out = String::new();
+    for f in &plan.findings {
+        let _ = writeln!(out, "  #{} {}: {}", f.issue, health(&f.health), f.note);
+    }
+    let _ = writeln!(
+        out,
+        "reconcile --dry-run: {} write(s) planned, none made",
+        plan.actions.len()
+    );
+    for a in &plan.actions {
+        let line = match a {
+            Action::PostEnd { issue, end } => format!(
+                "#{issue}: post an end record, claim {} {}",
+                end.claim_id, end.outcome
+            ),
+            Action::AddLabel { issue, label } => format!("#{issue}: add label {label}"),
+            Action::RemoveLabel { issue, label } => format!("#{issue}: remove label {label}"),
+            Action::DeleteComment {
+                issue,
+                comment_id,
+                reason,
+            } => format!("#{issue}: delete comment {comment_id} ({reason})"),
+            Action::React {
+                issue,
+                comment_id,
+                content,
+            } => format!("#{issue}: react {content} to comment {comment_id}"),
+            Action::PostCancel { issue, cancel } => {
+                format!(
+                    "#{issue}: post a cancel request for claim {}",
+                    cancel.claim_id
+                )
+            }
+            Action::PostReply { issue, reply, .. } => format!(
+                "#{issue}: reply to command comment {}",
+                reply.command_comment_id
+            ),
+        };
+        let _ = writeln!(out, "  would {line}");
+    }
+    out
+}
+
+/// The Action's outputs of a reconcile pass: end records posted, Claims ended as recovered or
+/// continued (their Run proven dead), commands answered, active Runs seen.
+pub fn action_outputs(pass: &PassReport) -> Vec<(&'static str, String)> {
+    let applied = &pass.applied;
+    let recoveries = pass
+        .plan
+        .actions
+        .iter()
+        .filter(|a| match a {
+            Action::PostEnd { end, .. } => {
+                matches!(end.outcome, Outcome::Recovered | Outcome::Continued)
+                    && applied.ended.iter().any(|e| e.claim_id == end.claim_id)
+            }
+            _ => false,
+        })
+        .count();
+    let runs: usize = pass
+        .snapshot
+        .issues
+        .iter()
+        .map(|i| i.ownership.active().count())
+        .sum();
+    vec![
+        ("claims-ended", applied.ends_posted.to_string()),
+        ("recoveries", recoveries.to_string()),
+        ("commands-answered", applied.replies_posted.to_string()),
+        ("runs-seen", runs.to_string()),
+    ]
 }
 
 /// The health of a finding in a word or two.

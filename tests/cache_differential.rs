@@ -100,6 +100,7 @@ fn end_of(issue: u64, claim_id: &str) -> EndRecord {
         pull_request: None,
         continuation: None,
         resume: None,
+        session: None,
         adopted: None,
         ended_at: Utc::now(),
     }

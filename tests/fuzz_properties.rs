@@ -309,6 +309,7 @@ fn end() -> EndRecord {
         pull_request: None,
         continuation: None,
         resume: None,
+        session: None,
         adopted: None,
         ended_at: Utc.with_ymd_and_hms(2026, 1, 2, 4, 0, 0).unwrap(),
     }

@@ -33,6 +33,7 @@ fn forged_end(issue: u64, claim_id: &str) -> String {
         pull_request: None,
         continuation: None,
         resume: None,
+        session: None,
         adopted: None,
         ended_at: chrono::Utc::now(),
     }
@@ -60,6 +61,8 @@ fn dead_report(host: &str, issue: u64, claim_id: &str) -> String {
         capacity: None,
         slots_used: None,
         booted_at: None,
+        refresh_secs: None,
+        written_at: None,
     }
     .to_comment()
 }

@@ -93,7 +93,9 @@ async fn run_killed_mid_edit_has_its_work_pushed_and_is_handed_to_people() {
     let kept = end.kept.as_ref().expect("kept work in the end record");
     assert!(kept.pushed);
     assert_eq!(kept.commits.len(), 2, "{kept:?}");
-    assert_eq!(end.resume.as_deref(), Some("claude --resume sess-1"));
+    let resume = format!("cd {} && claude --resume sess-1", origin.work.display());
+    assert_eq!(end.resume.as_deref(), Some(resume.as_str()));
+    assert_eq!(end.session.as_deref(), Some("sess-1"));
     let labels = world.labels(issue);
     assert!(labels.contains(&HUMAN.to_string()) && !labels.contains(&READY.to_string()));
 }
@@ -236,6 +238,15 @@ async fn continue_policy_requeues_twice_with_the_session_then_hands_to_people() 
             env.contains(&format!("THIRDSHIFT_BRANCH=issue-{issue}")),
             "{env}"
         );
+        let resume = format!(
+            "THIRDSHIFT_RESUME_COMMAND=cd {} && claude --resume sess-1",
+            origin.work.display()
+        );
+        assert!(env.contains(&resume), "{env}");
+    }
+    // And every Run's command could find this binary
+    for env in &seen {
+        assert!(env.contains("THIRDSHIFT_BIN=/"), "{env}");
     }
 }
 

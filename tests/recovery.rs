@@ -280,3 +280,31 @@ fn request_log(world: &World) -> Vec<String> {
         .map(|r| format!("{} {} {}", r.status, r.method, r.path))
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_prints_the_end_of_a_dead_runs_claim_and_writes_nothing() {
+    let world = World::new().await;
+    // Given a Run killed outright whose host has reported it dead
+    let issue = world.ready_issue("killed, awaiting its end");
+    let run = start_run(&world, "h1", issue, "sleep 300").await;
+    run.kill_all().await;
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // When a dry run passes
+    world.sim.clear_requests();
+    let out = world.exec("ci", &["reconcile", "--dry-run"]).await;
+    // Then it wrote nothing at all, and printed the end it would post and the labels
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(writes(&world), Vec::<String>::new());
+    let said = stdout(&out);
+    assert!(
+        said.contains(&format!("would #{issue}: post an end record")),
+        "{said}"
+    );
+    assert!(said.contains("remove label in-progress"), "{said}");
+    assert!(ends(&world, issue).is_empty());
+    // And the real pass afterwards ends it
+    let out = world.exec("ci", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ends(&world, issue).len(), 1);
+}

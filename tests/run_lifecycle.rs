@@ -220,6 +220,7 @@ fn superseded(issue: u64, claim_id: &str, comment: u64) -> EndRecord {
         pull_request: None,
         continuation: None,
         resume: None,
+        session: None,
         adopted: None,
         ended_at: chrono::Utc::now(),
     }

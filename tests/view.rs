@@ -386,3 +386,114 @@ async fn status_prints_no_terminal_escape_from_a_title_or_a_forged_record() {
     );
     run.kill_all().await;
 }
+
+/// `status` for `args` as host h3 with `config`; its stdout.
+async fn status_with(world: &World, config: &Path, args: &[&str]) -> String {
+    let c = config.to_str().unwrap();
+    let all = [&["--config", c, "status"][..], args].concat();
+    stdout(&ok(world, "h3", &all).await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_stopped_reporting_shows_silent_everywhere_and_its_runs_come_first() {
+    // Given hosts that refresh their reports every 10 minutes: h1 with one live Run, h2 with
+    // two live Runs and a capacity of one
+    let world = World::new().await;
+    let config = world.dir.path().join("thirdshift.yml");
+    std::fs::write(
+        &config,
+        "observe:\n  refresh_mins: 10\nhosts:\n  h2:\n    capacity: 1\n",
+    )
+    .unwrap();
+    let c = config.to_str().unwrap();
+    let quiet = world.ready_issue("Quiet host's Run");
+    let mut runs = vec![start_run(&world, "h1", quiet, "sleep 300").await];
+    for title in ["Busy host's first Run", "Busy host's second Run"] {
+        let issue = world.ready_issue(title);
+        runs.push(start_run(&world, "h2", issue, "sleep 300").await);
+    }
+    ok(&world, "h1", &["--config", c, "observe"]).await;
+    ok(&world, "h2", &["--config", c, "observe"]).await;
+    // When an hour passes in which h1's observe never runs, while h2's does
+    world.sim.backdate(std::time::Duration::from_secs(3600));
+    ok(&world, "h2", &["--config", c, "observe"]).await;
+    // Then status --json shows h1 silent and its Run `host-silent`, first; h2 over capacity
+    let json: Value = serde_json::from_str(&status_with(&world, &config, &["--json"]).await)
+        .expect("status --json prints JSON");
+    let host = |name: &str| {
+        json["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no host {name}: {json:#}"))
+    };
+    assert_eq!(host("h1")["silent"], true, "{json:#}");
+    assert_eq!(host("h2")["silent"], false, "{json:#}");
+    assert_eq!(host("h2")["over_capacity"], true, "{json:#}");
+    assert_eq!(json["runs"][0]["issue"], quiet, "{json:#}");
+    assert_eq!(json["runs"][0]["health"], "host-silent");
+    assert_eq!(json["runs"][1]["health"], "alive");
+    // And the terminal table says so
+    let table = status_with(&world, &config, &[]).await;
+    let line = |start: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no line {start}:\n{table}"))
+            .to_string()
+    };
+    assert!(
+        line(&format!("#{quiet} ")).contains("host silent"),
+        "{table}"
+    );
+    assert!(line("h1 ").contains("SILENT"), "{table}");
+    assert!(line("h2 ").contains("OVER CAPACITY"), "{table}");
+    assert!(!line("h2 ").contains("SILENT"), "{table}");
+    // And the HTML page, as Chromium renders it
+    let page = artifacts().join("status-silent.html");
+    status_with(&world, &config, &["--html", page.to_str().unwrap()]).await;
+    let dom = chromium_run(&page, &["--dump-dom".to_string()]);
+    let row = |marker: &str| {
+        let start = dom.find(marker).unwrap_or_else(|| panic!("no {marker}"));
+        dom[start..start + dom[start..].find("</tr>").unwrap()].to_string()
+    };
+    assert!(row("data-host=\"h1\"").contains("flag-silent"), "{dom}");
+    assert!(row("data-host=\"h2\"").contains("over capacity"), "{dom}");
+    let quiet_row = row(&format!("data-issue=\"{quiet}\""));
+    assert!(
+        quiet_row.contains("h-host-silent\">host silent"),
+        "{quiet_row}"
+    );
+    let first = dom.find("data-issue=").unwrap();
+    assert!(dom[first..].starts_with(&format!("data-issue=\"{quiet}\"")));
+    for run in runs {
+        run.kill_all().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchanged_host_report_is_rewritten_once_its_refresh_interval_has_passed() {
+    // Given a host that has reported, with nothing changed since
+    let world = World::new().await;
+    ok(&world, "h1", &["observe"]).await;
+    world.sim.clear_requests();
+    ok(&world, "h1", &["observe"]).await;
+    let edits = |world: &World| {
+        world
+            .sim
+            .requests()
+            .iter()
+            .filter(|r| r.method == "PATCH" && r.path.contains("/issues/comments/"))
+            .count()
+    };
+    assert_eq!(edits(&world), 0, "an unchanged report is not rewritten");
+    // When its report is older than the refresh interval (an hour by default)
+    world.sim.backdate(std::time::Duration::from_secs(3600));
+    ok(&world, "h1", &["observe"]).await;
+    // Then it is rewritten once, and not again by the next pass
+    assert_eq!(edits(&world), 1);
+    ok(&world, "h1", &["observe"]).await;
+    assert_eq!(edits(&world), 1);
+}

@@ -85,6 +85,8 @@ pub fn report(k: usize, claims: &[&ClaimRecord]) -> HostReport {
         capacity: Some(4),
         slots_used: Some(claims.len() as u32),
         booted_at: None,
+        refresh_secs: None,
+        written_at: None,
     }
 }
 

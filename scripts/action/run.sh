@@ -2,15 +2,25 @@
 # Step 4 of the Action: runs the chosen command. Inputs arrive as environment variables only;
 # the comment command reads the event from the file at $GITHUB_EVENT_PATH, never its text from
 # here. The command's output is added to the step summary (reconcile and status also write their
-# Markdown view there themselves). Empty inputs are unset so the binary's defaults apply.
+# Markdown view there themselves; reconcile writes the Action's outputs to $GITHUB_OUTPUT and
+# its errors as annotations). Empty inputs are unset so the binary's defaults apply.
+# RUNNER_DEBUG (a re-run with debug logging) logs everything; `verbose` logs each step.
 set -euo pipefail
-bin="$THIRDSHIFT_BIN_DIR/thirdshift-reconciler"
+bin="${THIRDSHIFT_BIN:?set by the install step}"
+if [[ "${RUNNER_DEBUG:-}" == 1 ]]; then
+  export RUST_LOG="thirdshift_reconciler=debug,warn"
+elif [[ "${THIRDSHIFT_VERBOSE:-false}" == "true" ]]; then
+  export RUST_LOG="thirdshift_reconciler=info,warn"
+fi
 for name in THIRDSHIFT_CONFIG THIRDSHIFT_HOST GITHUB_TOKEN THIRDSHIFT_APP_ID THIRDSHIFT_APP_KEY \
   THIRDSHIFT_INSTALLATION_ID; do
   [[ -n "${!name:-}" ]] || unset "$name"
 done
 case "${THIRDSHIFT_COMMAND:-}" in
-  reconcile) args=(reconcile) ;;
+  reconcile)
+    args=(reconcile)
+    [[ "${THIRDSHIFT_DRY_RUN:-false}" == "true" ]] && args+=(--dry-run)
+    ;;
   observe)
     args=(observe)
     [[ "${THIRDSHIFT_ALSO_RECONCILE:-false}" == "true" ]] && args+=(--reconcile)

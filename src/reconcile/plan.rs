@@ -383,6 +383,7 @@ impl Cx<'_> {
             pull_request: None,
             continuation: None,
             resume: None,
+            session: None,
             adopted: None,
             ended_at: self.input.now,
         }

@@ -116,6 +116,10 @@ pub struct EndRecord {
     /// The command a person runs to resume the agent session, when the Harness allows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
+    /// The agent session id, when the issue goes to people: resumable by hand even when no
+    /// command is known for its Harness.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
     /// For a thirdshift Command (claim id `ts-…`, no claim comment): the evidence it was judged
     /// on, as its host read it from thirdshift's own record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -145,6 +149,9 @@ pub struct Continuation {
     pub agent_session: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness: Option<String>,
+    /// The dead Run's worktree, which its agent session belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
 }
 
 impl EndRecord {
@@ -181,6 +188,7 @@ impl EndRecord {
         field::name("actor", &self.actor)?;
         field::text("reason", &self.reason)?;
         field::opt_path("resume", self.resume.as_deref())?;
+        field::opt_name("session", self.session.as_deref())?;
         for label in self.labels_after.iter().flatten() {
             field::name("labels_after", label)?;
         }
@@ -194,6 +202,7 @@ impl EndRecord {
         if let Some(c) = &self.continuation {
             field::opt_name("continuation.branch", c.branch.as_deref())?;
             field::opt_name("continuation.agent_session", c.agent_session.as_deref())?;
+            field::opt_path("continuation.worktree", c.worktree.as_deref())?;
             field::opt_name("continuation.harness", c.harness.as_deref())?;
         }
         Ok(())
@@ -222,6 +231,7 @@ pub(crate) mod tests {
             pull_request: None,
             continuation: None,
             resume: None,
+            session: None,
             adopted: None,
             ended_at: Utc.with_ymd_and_hms(2025, 3, 4, 6, 0, 0).unwrap(),
         }
@@ -263,6 +273,7 @@ pub(crate) mod tests {
             pull_request: None,
             continuation: None,
             resume: None,
+            session: None,
             ..sample_end(Outcome::Recovered)
         };
         let comment = end.to_comment();
@@ -278,6 +289,7 @@ pub(crate) mod tests {
             pull_request: None,
             continuation: None,
             resume: None,
+            session: None,
             ..sample_end(Outcome::Done)
         };
         assert_eq!(decode_end(&end.to_comment()).labels_after, Some(vec![]));

@@ -200,9 +200,25 @@ pub struct HostReport {
     /// and kept while the boot id stays the same, so it never makes a report change by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub booted_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// How often this host rewrites its report when nothing changed, in seconds: a report much
+    /// older than that says its `observe` stopped (the view shows it; nothing is decided on it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_secs: Option<u64>,
+    /// When the host wrote this report (its own clock): what changes at a refresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl HostReport {
+    /// Whether `other` says what this report says, whenever each was written.
+    pub fn same_as(&self, other: &HostReport) -> bool {
+        let undated = |r: &HostReport| HostReport {
+            written_at: None,
+            ..r.clone()
+        };
+        undated(self) == undated(other)
+    }
+
     /// This host's verdict on `claim_id`, if it reported one.
     pub fn verdict(&self, claim_id: &str) -> Option<&Verdict> {
         self.claims
@@ -295,6 +311,8 @@ pub(crate) mod tests {
             capacity: Some(2),
             slots_used: Some(1),
             booted_at: None,
+            refresh_secs: None,
+            written_at: None,
         }
     }
 

@@ -139,8 +139,13 @@ fn work_lines(e: &EndRecord) -> String {
             );
         }
     }
-    if let Some(cmd) = &e.resume {
-        out.push_str(&format!("\n- Resume the agent session: {}", code(cmd)));
+    match (&e.resume, &e.session) {
+        (Some(cmd), _) => out.push_str(&format!("\n- Resume the agent session: {}", code(cmd))),
+        (None, Some(id)) => out.push_str(&format!(
+            "\n- Agent session: {} (no resume command is known for its Harness)",
+            code(id)
+        )),
+        (None, None) => {}
     }
     out
 }
@@ -449,6 +454,8 @@ mod tests {
             capacity: None,
             slots_used: None,
             booted_at: None,
+            refresh_secs: None,
+            written_at: None,
         };
         insta::assert_snapshot!(host_report_comment(&report));
         let with_slots = HostReport {
@@ -638,6 +645,18 @@ mod tests {
     }
 
     #[test]
+    fn a_hand_off_of_an_unknown_harness_names_the_session_and_guesses_no_command() {
+        let mut end = sample_end(Outcome::Failed);
+        end.session = Some("sess-x".into());
+        let text = end.to_comment();
+        assert!(
+            text.contains("Agent session: `sess-x` (no resume command is known for its Harness)"),
+            "{text}"
+        );
+        assert!(!text.contains("Resume the agent session"), "{text}");
+    }
+
+    #[test]
     fn continuation_names_the_session_the_next_run_resumes() {
         let mut end = sample_end(Outcome::Continued);
         end.continuation = Some(crate::record::Continuation {
@@ -645,6 +664,7 @@ mod tests {
             branch: Some("issue-42".into()),
             agent_session: Some("sess-9".into()),
             harness: Some("codex".into()),
+            worktree: None,
         });
         insta::assert_snapshot!(end.to_comment());
     }

@@ -48,6 +48,25 @@ pub fn finished_note(end: &EndRecord, list: &[String], in_progress: &str) -> Str
     )
 }
 
+/// Why a Run shows `host silent`: its host's last report, its refresh interval, and what that
+/// report said (`was`). Display only: nothing is decided on it.
+pub fn host_silent_note(
+    host: &str,
+    last_report: Option<chrono::DateTime<chrono::Utc>>,
+    refresh_secs: u64,
+    was: &str,
+) -> String {
+    let since = last_report.map_or("ever".to_string(), |t| {
+        format!("since {}", t.format("%Y-%m-%d %H:%M UTC"))
+    });
+    format!(
+        "host {host} has not reported {since} though it refreshes its report every {} min: its \
+         observe has probably stopped (the Claim is not ended for this: check the host, or use \
+         /thirdshift recover --force); its last report said: {was}",
+        refresh_secs / 60
+    )
+}
+
 /// What an ended Claim's labels (`list`, listing `in_progress`: it stays) do to its issue, as a
 /// clause: `the issue goes to ready-for-human`, `the issue keeps in-progress and gets
 /// agent-failed`.

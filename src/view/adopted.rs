@@ -52,6 +52,7 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
                 evidence: crate::text::reasons::adopted_evidence(&report.host, &v.verdict),
                 logs: facts.session_log.iter().cloned().collect(),
                 thirdshift_record: Some(facts.record.clone()),
+                resume: facts.resume.clone(),
             });
         }
     }

@@ -87,6 +87,8 @@ fn report(host: &str, claims: Vec<ClaimVerdict>, cap: u32, used: u32, id: u64) -
             capacity: Some(cap),
             slots_used: Some(used),
             booted_at: Some(Utc.with_ymd_and_hms(2025, 3, 1, 8, 0, 0).unwrap()),
+            refresh_secs: Some(3600),
+            written_at: None,
         },
     }
 }
@@ -121,6 +123,10 @@ pub fn snapshot() -> Snapshot {
         evidence: "PID 4242 is gone".into(),
     };
     let b2 = vec![verdict(&dead, dead_verdict)];
+    let quiet = claim(40, "c-quiet", "build-04", 400);
+    // build-04's report is 5 hours old (it refreshes hourly) and uses more slots than it has
+    let mut b4 = report("build-04", vec![verdict(&quiet, Verdict::Alive)], 1, 2, 930);
+    b4.updated_at = now() - Duration::hours(5);
     let earlier = serde_json::json!({
         "registry": true,
         "recoveries": [{
@@ -144,10 +150,12 @@ pub fn snapshot() -> Snapshot {
             issue(21, "Dead run's issue", &[(30, dead.to_comment())]),
             issue(30, "Silent host's issue", &[(40, silent.to_comment())]),
             issue(33, "Labelled by hand", &[]),
+            issue(40, "Quiet host's issue", &[(50, quiet.to_comment())]),
         ],
         reports: vec![
             report("build-01", b1, 2, 2, 901),
             report("build-02", b2, 4, 0, 917),
+            b4,
         ],
         registry_issue: Some(1),
         duplicate_reports: vec![],
@@ -194,5 +202,6 @@ pub fn view(ended: &[EndedClaim]) -> View {
         snapshot: &snapshot,
         plan: &plan,
         ended,
+        now: now(),
     })
 }

@@ -39,6 +39,8 @@ tr.run td:first-child{border-left:6px solid var(--hc,var(--line))}
 .h-issue-closed{--hc:#6e7781;--hb:#eaeef2;--ht:#424a53}
 .h-unowned{--hc:#cf222e;--hb:#ffebe9;--ht:#a40e26}
 .h-dead{--hc:#cf222e;--hb:#ffebe9;--ht:#a40e26}
+.h-host-silent{--hc:#bc4c00;--hb:#fff1e5;--ht:#953800}
+.flag{display:inline-block;margin-left:6px;padding:0 8px;border-radius:999px;font-size:12px;font-weight:600;color:#953800;background:#fff1e5;border:1px solid #bc4c00}
 .empty{color:var(--muted)}
 @media (max-width:720px){
  body{padding:10px}
@@ -171,7 +173,14 @@ fn harness_cell(r: &RunRow) -> String {
         .session
         .as_deref()
         .map(|s| format!("<code>{}</code>", esc(s)));
-    joined(r.harness.as_deref().map(esc), session)
+    let cell = joined(r.harness.as_deref().map(esc), session);
+    match &r.resume {
+        Some(cmd) => format!(
+            "{cell}<span class=\"since\">resume: <code class=\"resume\">{}</code></span>",
+            esc(cmd)
+        ),
+        None => cell,
+    }
 }
 
 fn logs_cell(logs: &[String]) -> String {
@@ -198,21 +207,29 @@ fn hosts(out: &mut String, hosts: &[HostRow], now: DateTime<Utc>) {
     );
     for h in hosts {
         let opt = |v: Option<u32>| v.map_or("—".into(), |n| n.to_string());
-        let last = match (h.last_report, &h.report_url) {
+        let mut last = match (h.last_report, &h.report_url) {
             (Some(t), Some(u)) => link(u, &format!("{} ({} ago)", time(t), age(now, t))),
             (Some(t), None) => esc(&time(t)),
             (None, _) => "never reported".into(),
         };
+        if h.silent {
+            last.push_str(" <span class=\"flag flag-silent\">silent</span>");
+        }
+        let mut used = opt(h.slots_used);
+        if h.over_capacity {
+            used.push_str(" <span class=\"flag flag-over\">over capacity</span>");
+        }
         let _ = writeln!(
             out,
-            "<tr class=\"host\"><td data-label=\"Host\"><code>{}</code></td>\
+            "<tr class=\"host{}\" data-host=\"{}\"><td data-label=\"Host\"><code>{}</code></td>\
              <td data-label=\"Booted\">{}</td><td data-label=\"Capacity\">{}</td>\
-             <td data-label=\"Slots used\">{}</td><td data-label=\"Runs\">{}</td>\
+             <td data-label=\"Slots used\">{used}</td><td data-label=\"Runs\">{}</td>\
              <td data-label=\"Last report\">{last}</td></tr>",
+            if h.silent { " silent" } else { "" },
+            esc(&h.name),
             esc(&h.name),
             h.booted_at.map_or("—".into(), time),
             opt(h.capacity),
-            opt(h.slots_used),
             h.runs,
         );
     }

@@ -40,15 +40,28 @@ mod tests {
             .iter()
             .map(|r| r["health"].as_str().unwrap())
             .collect();
+        // each Run with a known Harness says how to resume its session from its worktree
+        let alive = v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["health"] == "alive")
+            .unwrap();
+        assert_eq!(
+            alive["resume"],
+            "cd /work/wt-issue-42 && claude --resume sess-12"
+        );
+        // the Runs that need a person first, then the rest, each in issue order
         assert_eq!(
             healths,
             [
-                "alive",
-                "superseded",
                 "writers-alive",
                 "dead",
                 "awaiting-host",
-                "unowned"
+                "unowned",
+                "host-silent",
+                "alive",
+                "superseded",
             ]
         );
     }

@@ -39,6 +39,7 @@ pub fn mark(h: RunHealth) -> &'static str {
         RunHealth::Unowned => "🔴",
         RunHealth::Dead => "💀",
         RunHealth::IssueClosed => "⚫",
+        RunHealth::HostSilent => "🔕",
     }
 }
 
@@ -115,18 +116,25 @@ fn hosts(out: &mut String, hosts: &[HostRow]) {
          |---|---|---|---|---|---|\n",
     );
     for h in hosts {
-        let last = match (h.last_report, &h.report_url) {
+        let mut last = match (h.last_report, &h.report_url) {
             (Some(t), Some(u)) => format!("[{}]({u})", time(t)),
             (Some(t), None) => time(t),
             (None, _) => "never reported".into(),
         };
+        if h.silent {
+            last.push_str(" · 🔕 **silent**");
+        }
+        let mut used = h.slots_used.map_or("—".into(), |c| c.to_string());
+        if h.over_capacity {
+            used.push_str(" · ⚠️ **over capacity**");
+        }
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} |",
             code(&h.name),
             h.booted_at.map_or("—".into(), time),
             h.capacity.map_or("—".into(), |c| c.to_string()),
-            h.slots_used.map_or("—".into(), |c| c.to_string()),
+            used,
             h.runs,
             last
         );

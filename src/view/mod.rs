@@ -8,6 +8,7 @@
 
 pub mod adopted;
 pub mod history;
+pub mod hosts;
 pub mod html;
 pub mod json;
 pub mod markdown;

@@ -1,7 +1,7 @@
 //! The live view's model: what every renderer (the dashboard's Markdown, the terminal table, the
 //! JSON and the HTML page) shows, built purely from one snapshot, the plan's verdicts on it and
-//! the end records the pass stands on. No IO and no clock: renderers that show ages are given
-//! `now`. It decides nothing about Claims; the health of each Run is the plan's finding, in the
+//! the end records the pass stands on. No IO and no clock of its own: the caller gives `now`,
+//! which only tells a silent host (`hosts.rs`), and renderers that show ages are given it too. It decides nothing about Claims; the health of each Run is the plan's finding, in the
 //! view's words.
 
 use chrono::{DateTime, Utc};
@@ -11,6 +11,8 @@ use crate::reconcile::apply::EndedClaim;
 use crate::reconcile::{Action, Finding, Health, Plan};
 use crate::record::{ClaimView, Outcome};
 use crate::snapshot::{IssueSnapshot, Snapshot};
+
+pub use super::hosts::HostRow;
 
 /// How many recoveries the view keeps (newest first).
 pub const RECOVERIES_KEPT: usize = 10;
@@ -44,10 +46,13 @@ pub enum RunHealth {
     Dead,
     /// An active Claim on a closed issue, to be swept.
     IssueClosed,
+    /// Its host's report is older than a few of its refresh intervals: the host's `observe`
+    /// has probably stopped (display only; the Claim ends only on evidence).
+    HostSilent,
 }
 
 impl RunHealth {
-    pub const ALL: [RunHealth; 8] = [
+    pub const ALL: [RunHealth; 9] = [
         RunHealth::Alive,
         RunHealth::WritersAlive,
         RunHealth::AwaitingHost,
@@ -56,7 +61,22 @@ impl RunHealth {
         RunHealth::Unowned,
         RunHealth::Dead,
         RunHealth::IssueClosed,
+        RunHealth::HostSilent,
     ];
+
+    /// Whether a person should look at it: dead, writers alive, awaiting or silent host,
+    /// host mismatch, unowned. Views list these first.
+    pub fn needs_a_person(self) -> bool {
+        matches!(
+            self,
+            RunHealth::Dead
+                | RunHealth::WritersAlive
+                | RunHealth::AwaitingHost
+                | RunHealth::HostSilent
+                | RunHealth::HostMismatch
+                | RunHealth::Unowned
+        )
+    }
 
     /// The word people read: `alive`, `writers alive`, `awaiting host`, ….
     pub fn word(self) -> &'static str {
@@ -69,6 +89,7 @@ impl RunHealth {
             RunHealth::Unowned => "unowned",
             RunHealth::Dead => "dead",
             RunHealth::IssueClosed => "issue closed",
+            RunHealth::HostSilent => "host silent",
         }
     }
 
@@ -83,6 +104,7 @@ impl RunHealth {
             RunHealth::Unowned => "unowned",
             RunHealth::Dead => "dead",
             RunHealth::IssueClosed => "issue-closed",
+            RunHealth::HostSilent => "host-silent",
         }
     }
 
@@ -126,21 +148,9 @@ pub struct RunRow {
     pub logs: Vec<String>,
     /// For a thirdshift Command (docs/thirdshift.md): its record's path on its host.
     pub thirdshift_record: Option<String>,
-}
-
-/// One host.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct HostRow {
-    pub name: String,
-    pub machine_id: Option<String>,
-    pub booted_at: Option<DateTime<Utc>>,
-    pub capacity: Option<u32>,
-    pub slots_used: Option<u32>,
-    /// Active Runs in this view naming the host.
-    pub runs: usize,
-    /// When its report was last written; `None`: it never reported.
-    pub last_report: Option<DateTime<Utc>>,
-    pub report_url: Option<String>,
+    /// The command that resumes its agent session from its worktree, when its Harness is known
+    /// (`crate::resume`); a thirdshift Command's as thirdshift recorded it.
+    pub resume: Option<String>,
 }
 
 /// A Claim ended because its Run was proven dead, or because a person forced it
@@ -166,6 +176,8 @@ pub struct Inputs<'a> {
     pub plan: &'a Plan,
     /// End records the pass stands on (empty when nothing was applied, as in `status`).
     pub ended: &'a [EndedClaim],
+    /// The time the view is built at: a host is shown silent by it (display only).
+    pub now: DateTime<Utc>,
 }
 
 /// Builds the view: the snapshot's active Claims with the plan's verdicts, minus those the pass
@@ -174,13 +186,17 @@ pub fn build(input: &Inputs<'_>) -> View {
     let snapshot = input.snapshot;
     let mut issues: Vec<&IssueSnapshot> = snapshot.issues.iter().collect();
     issues.sort_by_key(|i| i.number);
-    let runs: Vec<RunRow> = issues.iter().flat_map(|i| runs_of(i, input)).collect();
+    let mut runs: Vec<RunRow> = issues.iter().flat_map(|i| runs_of(i, input)).collect();
+    let hosts = super::hosts::rows(snapshot, &runs, input.now);
+    super::hosts::mark_silent(&mut runs, &hosts);
+    // Runs that need a person first, each group in issue order (the sort is stable)
+    runs.sort_by_key(|r| !r.health.needs_a_person());
     let page = snapshot.registry_page.as_ref();
     View {
         repository: input.repository.to_string(),
         registry_issue: snapshot.registry_issue,
         registry_url: page.map(|p| p.html_url.clone()),
-        hosts: hosts(snapshot, &runs),
+        hosts,
         recoveries: recoveries(input),
         runs,
     }
@@ -231,6 +247,7 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
                 evidence: f.note.clone(),
                 logs: vec![],
                 thirdshift_record: None,
+                resume: None,
             });
         }
     }
@@ -264,54 +281,17 @@ fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding) -> RunRow 
         evidence: finding.note.clone(),
         logs: r.logs.clone(),
         thirdshift_record: None,
+        resume: crate::resume::resume_command(
+            r.harness.as_deref(),
+            r.agent_session.as_deref(),
+            r.worktree.as_deref(),
+        ),
     }
 }
 
 /// The address of comment `id` on the issue at `issue_url`.
 pub fn comment_url(issue_url: &str, id: u64) -> String {
     format!("{issue_url}#issuecomment-{id}")
-}
-
-/// Every reporting host, then every host a Run names that never reported, by name.
-fn hosts(snapshot: &Snapshot, runs: &[RunRow]) -> Vec<HostRow> {
-    let count = |name: &str| {
-        runs.iter()
-            .filter(|r| r.host.as_deref() == Some(name))
-            .count()
-    };
-    let registry_url = snapshot.registry_page.as_ref().map(|p| p.html_url.as_str());
-    let mut hosts: Vec<HostRow> = snapshot
-        .reports
-        .iter()
-        .map(|v| HostRow {
-            name: v.report.host.clone(),
-            machine_id: Some(v.report.machine_id.clone()),
-            booted_at: v.report.booted_at,
-            capacity: v.report.capacity,
-            slots_used: v.report.slots_used,
-            runs: count(&v.report.host),
-            last_report: Some(v.updated_at),
-            report_url: registry_url.map(|u| comment_url(u, v.comment_id)),
-        })
-        .collect();
-    for run in runs {
-        let Some(name) = &run.host else { continue };
-        if hosts.iter().any(|h| &h.name == name) {
-            continue;
-        }
-        hosts.push(HostRow {
-            name: name.clone(),
-            machine_id: None,
-            booted_at: None,
-            capacity: None,
-            slots_used: None,
-            runs: count(name),
-            last_report: None,
-            report_url: None,
-        });
-    }
-    hosts.sort_by(|a, b| (&a.name, &a.machine_id).cmp(&(&b.name, &b.machine_id)));
-    hosts
 }
 
 fn is_recovery(outcome: Outcome) -> bool {

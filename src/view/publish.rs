@@ -52,6 +52,7 @@ pub async fn publish(
         snapshot,
         plan,
         ended,
+        now: chrono::Utc::now(),
     });
     let text = markdown::render(&view);
     step_summary(&text)?;

@@ -82,6 +82,7 @@ pub async fn status(ctx: &Ctx, req: &StatusRequest) -> anyhow::Result<i32> {
         snapshot: &snapshot,
         plan: &plan,
         ended: &[],
+        now,
     });
     if let Some(path) = &req.html {
         write_html(path, &super::html::render(&view, now))?;

@@ -54,6 +54,7 @@ fn paint(h: RunHealth) -> &'static str {
         RunHealth::HostMismatch => "\x1b[35m",
         RunHealth::Superseded | RunHealth::IssueClosed => "\x1b[2m",
         RunHealth::Unowned | RunHealth::Dead => "\x1b[31;1m",
+        RunHealth::HostSilent => "\x1b[33;1m",
     }
 }
 
@@ -124,6 +125,15 @@ fn hosts(out: &mut String, hosts: &[HostRow], now: DateTime<Utc>) {
             h.last_report
                 .map_or("never reported".into(), |t| format!("{} ago", age(now, t))),
         );
+        let flags: Vec<&str> = [(h.silent, "SILENT"), (h.over_capacity, "OVER CAPACITY")]
+            .into_iter()
+            .filter_map(|(on, word)| on.then_some(word))
+            .collect();
+        let text = if flags.is_empty() {
+            text
+        } else {
+            format!("{text}  {}", flags.join(", "))
+        };
         line(out, &text);
     }
 }
@@ -191,7 +201,8 @@ mod tests {
             .replace("\x1b[33m", "")
             .replace("\x1b[35m", "")
             .replace("\x1b[2m", "")
-            .replace("\x1b[31;1m", "");
+            .replace("\x1b[31;1m", "")
+            .replace("\x1b[33;1m", "");
         assert_eq!(stripped, plain);
     }
 

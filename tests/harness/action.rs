@@ -27,6 +27,8 @@ pub struct StepRun {
 pub struct ActionRun {
     pub steps: Vec<StepRun>,
     pub summary: String,
+    /// The Action's `outputs:`, evaluated as the runner does after its last step.
+    pub outputs: BTreeMap<String, String>,
 }
 
 impl ActionRun {
@@ -45,6 +47,10 @@ pub struct Runner<'w> {
     /// The state folder the host's Runs use (`THIRDSHIFT_STATE_DIR`).
     pub state_dir: PathBuf,
     pub event: Option<PathBuf>,
+    /// Whether actions/cache restores the binary (else the install step finds none).
+    pub cache_hit: bool,
+    /// A folder put first on the steps' `PATH` (a stand-in for a tool).
+    pub path_first: Option<PathBuf>,
 }
 
 impl<'w> Runner<'w> {
@@ -60,10 +66,13 @@ impl<'w> Runner<'w> {
             workspace,
             state_dir: world.state_dir(host),
             event: None,
+            cache_hit: true,
+            path_first: None,
         }
     }
 
-    fn temp(&self) -> PathBuf {
+    /// The job's temp folder (`RUNNER_TEMP`).
+    pub fn temp(&self) -> PathBuf {
         self.home.parent().expect("runner root").join("temp")
     }
 
@@ -95,7 +104,27 @@ impl<'w> Runner<'w> {
             }
         }
         let summary = std::fs::read_to_string(&summary).unwrap_or_default();
-        ActionRun { steps, summary }
+        let mut outputs = BTreeMap::new();
+        for (name, spec) in action["outputs"].as_mapping().cloned().unwrap_or_default() {
+            let value = spec["value"].as_str().unwrap_or("");
+            let known = |e: &str| ctx.contains_key(e);
+            // an output of a step that did not run is empty, as on a runner
+            let expr = value
+                .trim_start_matches("${{")
+                .trim_end_matches("}}")
+                .trim();
+            let v = if known(expr) {
+                evaluate(value, &ctx)
+            } else {
+                String::new()
+            };
+            outputs.insert(name.as_str().unwrap_or("").to_string(), v);
+        }
+        ActionRun {
+            steps,
+            summary,
+            outputs,
+        }
     }
 
     /// The expression context: inputs (given, else their defaults), `github.*` and `runner.*`.
@@ -103,6 +132,8 @@ impl<'w> Runner<'w> {
         let mut ctx = BTreeMap::from([
             ("github.action_path".to_string(), ROOT.to_string()),
             ("github.token".to_string(), BOT_TOKEN.to_string()),
+            // a local action (`uses: ./`) has no action repository
+            ("github.action_repository".to_string(), String::new()),
             ("runner.os".to_string(), "Linux".to_string()),
             ("runner.arch".to_string(), "X64".to_string()),
         ]);
@@ -134,6 +165,9 @@ impl<'w> Runner<'w> {
              write between jobs: {}",
             dir.display()
         );
+        if !self.cache_hit {
+            return;
+        }
         std::fs::create_dir_all(&dir).expect("cache folder");
         std::fs::copy(
             env!("CARGO_BIN_EXE_thirdshift-reconciler"),
@@ -183,8 +217,13 @@ impl<'w> Runner<'w> {
     fn runner_env(&self, output: &Path, summary: &Path) -> Vec<(String, String)> {
         let world = self.world;
         let event = self.event.as_ref().map(|p| p.display().to_string());
+        let path = std::env::var("PATH").unwrap_or_default();
+        let path = match &self.path_first {
+            Some(first) => format!("{}:{path}", first.display()),
+            None => path,
+        };
         let pairs = [
-            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("PATH", path),
             ("HOME", self.home.display().to_string()),
             ("CI", "true".into()),
             ("GITHUB_ACTIONS", "true".into()),

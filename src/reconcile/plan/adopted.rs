@@ -93,6 +93,7 @@ impl Cx<'_> {
                 .resume
                 .clone()
                 .filter(|r| crate::record::field::path("resume", r).is_ok()),
+            session: None,
             adopted: Some(Box::new(AdoptedEvidence {
                 host: host.clone(),
                 machine_id: n.report.report.machine_id.clone(),

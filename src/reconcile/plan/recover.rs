@@ -6,8 +6,9 @@
 //! rest of `plan`.
 
 use crate::config::OnDead;
-use crate::policy::{continuations, label_unstarted, labels_after, resume_command};
+use crate::policy::{continuations, label_unstarted, labels_after};
 use crate::record::{ClaimView, Continuation, DeathReason, Outcome, RunEnding, Salvage};
+use crate::resume::resume_command;
 use crate::snapshot::IssueSnapshot;
 use crate::text::reasons::{finished_for_run, labels_clause, recovered_reason};
 
@@ -71,9 +72,15 @@ impl Cx<'_> {
                 branch: claim.branch.clone(),
                 agent_session: claim.agent_session.clone(),
                 harness: claim.harness.clone(),
+                worktree: claim.worktree.clone(),
             });
         } else if !queued {
-            end.resume = resume_command(claim.harness.as_deref(), claim.agent_session.as_deref());
+            end.resume = resume_command(
+                claim.harness.as_deref(),
+                claim.agent_session.as_deref(),
+                claim.worktree.as_deref(),
+            );
+            end.session.clone_from(&claim.agent_session);
         }
         s.end(end);
         self.apply_labels(issue, &list, s);

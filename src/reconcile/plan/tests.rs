@@ -66,6 +66,7 @@ fn end_of(c: &ClaimRecord, outcome: Outcome, labels_after: Option<&[&str]>) -> E
         pull_request: None,
         continuation: None,
         resume: None,
+        session: None,
         adopted: None,
         ended_at: now(),
     }
@@ -188,6 +189,8 @@ fn report(verdicts: Vec<ClaimVerdict>) -> HostReport {
         capacity: None,
         slots_used: None,
         booted_at: None,
+        refresh_secs: None,
+        written_at: None,
     }
 }
 
@@ -227,8 +230,10 @@ fn recovered(c: &ClaimRecord, comment_id: u64, label: &str) -> EndRecord {
         kept: None,
         pull_request: None,
         continuation: None,
-        // A hand-off names the command that resumes the session (sample claims use claude).
-        resume: (label == HUMAN).then(|| "claude --resume sess-77".to_string()),
+        // A hand-off names the session and the command that resumes it from the worktree
+        // (sample claims use claude in /work/wt-issue-42).
+        resume: (label == HUMAN).then(|| "cd /work/wt-issue-42 && claude --resume sess-77".into()),
+        session: (label == HUMAN).then(|| "sess-77".to_string()),
         adopted: None,
         ended_at: now(),
     }
@@ -559,6 +564,7 @@ fn superseded_later_claim_is_ended_without_labels() {
         pull_request: None,
         continuation: None,
         resume: None,
+        session: None,
         adopted: None,
         ended_at: now(),
     };
@@ -634,6 +640,7 @@ fn closed_issue_with_active_claim_is_swept() {
         pull_request: None,
         continuation: None,
         resume: None,
+        session: None,
         adopted: None,
         ended_at: now(),
     };
@@ -652,6 +659,7 @@ fn closed_issue_with_active_claim_is_swept() {
         pull_request: None,
         continuation: None,
         resume: None,
+        session: None,
         ..swept.clone()
     };
     assert_eq!(
@@ -1048,7 +1056,10 @@ fn dead_run_with_a_pull_request_is_handed_to_people_naming_it_and_the_resume_com
     let end = end_of_plan(&plan);
     assert_eq!(end.labels_after, Some(vec![HUMAN.to_string()]));
     assert_eq!(end.pull_request, Some(9));
-    assert_eq!(end.resume.as_deref(), Some("claude --resume sess-77"));
+    assert_eq!(
+        end.resume.as_deref(),
+        Some("cd /work/wt-issue-42 && claude --resume sess-77")
+    );
     assert_eq!(plan.actions[1], add(7, HUMAN));
 }
 
