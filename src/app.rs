@@ -14,6 +14,13 @@ use crate::text::for_terminal;
 /// Runs one command; returns the process exit code.
 pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     let g = cli.globals;
+    if let Some(option) = g.unused_by(&cli.command) {
+        return Err(Exit::usage(format!(
+            "{option} means nothing to this command: sim and demo use none of the repository \
+             options"
+        ))
+        .into());
+    }
     match cli.command {
         Command::Run(a) => {
             let ctx = Ctx::connect(&g, None).await.map_err(crate::exit::for_run)?;
@@ -31,6 +38,13 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Release(a) => release_cmd(&g, a).await,
         Command::Sim { port, seed } => crate::sim::run_cli(port, seed).await.map(|_| OK),
         Command::Demo => crate::demo::run().await,
+        Command::Completions { shell } => {
+            crate::manual::completions(shell, &mut std::io::stdout());
+            Ok(OK)
+        }
+        Command::Man => crate::manual::man(&mut std::io::stdout())
+            .map(|_| OK)
+            .map_err(Into::into),
         Command::Companion { claim, run } => {
             let run = crate::companion::parse_run(&run)
                 .ok_or_else(|| Exit::usage("--run is PID:START_TICKS"))?;

@@ -4,9 +4,25 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// What every command's help ends with: exit codes and the environment it reads.
+pub const FOOTER: &str = "\
+Exit codes: 0 ok, 1 error, 2 usage, 3 claim lost (claim), 4 the Claim is no longer ours (stage);
+`run` passes its command's status through (see `run --help`).
+
+Environment: GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_TOKEN or GH_TOKEN (a token), or
+THIRDSHIFT_APP_ID + THIRDSHIFT_APP_KEY (PEM or path) [+ THIRDSHIFT_INSTALLATION_ID] (a GitHub App,
+which wins); THIRDSHIFT_HOST, THIRDSHIFT_STATE_DIR, THIRDSHIFT_CONFIG, THIRDSHIFT_CACHE;
+RUST_LOG (log filter, as -v/-q), NO_COLOR. Docs: docs/config.md, docs/operations.md.";
+
 /// Self-healing, visible agent Runs on GitHub issues.
 #[derive(Debug, Parser)]
-#[command(name = "thirdshift-reconciler", version, about, long_about = None)]
+#[command(
+    name = "thirdshift-reconciler",
+    version,
+    about,
+    long_about = None,
+    after_help = FOOTER
+)]
 pub struct Cli {
     #[command(flatten)]
     pub globals: Globals,
@@ -18,26 +34,56 @@ pub struct Cli {
 #[derive(Clone, Debug, Default, Args)]
 pub struct Globals {
     /// The repository, OWNER/NAME.
-    #[arg(long, global = true, env = "GITHUB_REPOSITORY")]
+    #[arg(long, global = true, env = "GITHUB_REPOSITORY", help_heading = GLOBAL)]
     pub repo: Option<String>,
     /// The GitHub API base URL (GitHub Enterprise or the emulator).
-    #[arg(long, global = true, env = "GITHUB_API_URL")]
+    #[arg(long, global = true, env = "GITHUB_API_URL", help_heading = GLOBAL)]
     pub api_url: Option<String>,
     /// The config file (default: .github/thirdshift.yml when present).
-    #[arg(long, global = true, env = "THIRDSHIFT_CONFIG")]
+    #[arg(long, global = true, env = "THIRDSHIFT_CONFIG", help_heading = GLOBAL)]
     pub config: Option<PathBuf>,
     /// This host's name in claim records (default: the system host name).
-    #[arg(long, global = true, env = "THIRDSHIFT_HOST")]
+    #[arg(long, global = true, env = "THIRDSHIFT_HOST", help_heading = GLOBAL)]
     pub host: Option<String>,
     /// The folder of this host's local Claim records.
-    #[arg(long, global = true, env = "THIRDSHIFT_STATE_DIR")]
+    #[arg(long, global = true, env = "THIRDSHIFT_STATE_DIR", help_heading = GLOBAL)]
     pub state_dir: Option<PathBuf>,
     /// The cache kept between passes (default: cache/OWNER--NAME.json in the state folder).
-    #[arg(long, global = true, env = "THIRDSHIFT_CACHE")]
+    #[arg(long, global = true, env = "THIRDSHIFT_CACHE", help_heading = GLOBAL)]
     pub cache: Option<PathBuf>,
     /// Read every issue's comments in full, without the cache (the baseline it is measured by).
-    #[arg(long, global = true, conflicts_with = "cache")]
+    #[arg(long, global = true, conflicts_with = "cache", help_heading = GLOBAL)]
     pub no_cache: bool,
+    /// Log more: -v what each pass does, -vv every request (RUST_LOG, when set, wins).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
+    pub verbose: u8,
+    /// Log only errors (RUST_LOG, when set, wins).
+    #[arg(short, long, global = true, conflicts_with = "verbose", help_heading = GLOBAL)]
+    pub quiet: bool,
+}
+
+/// The help heading of the options every command understands.
+const GLOBAL: &str = "Global options";
+
+impl Globals {
+    /// The first option given that `command` does not use (`sim` and `demo` use none of the
+    /// repository's), for a usage error rather than an option silently ignored.
+    pub fn unused_by(&self, command: &Command) -> Option<&'static str> {
+        if !matches!(command, Command::Sim { .. } | Command::Demo) {
+            return None;
+        }
+        [
+            (self.repo.is_some(), "--repo"),
+            (self.api_url.is_some(), "--api-url"),
+            (self.config.is_some(), "--config"),
+            (self.host.is_some(), "--host"),
+            (self.state_dir.is_some(), "--state-dir"),
+            (self.cache.is_some(), "--cache"),
+            (self.no_cache, "--no-cache"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
 }
 
 /// What to do.
@@ -75,6 +121,7 @@ pub enum Command {
     /// Ask the owning host to stop the Run on an issue: posts a cancel request (once) that the
     /// host's next `observe` carries out. Exit 0, also when there is nothing to cancel.
     Cancel {
+        /// The issue whose Run to stop.
         #[arg(long)]
         issue: u64,
         /// Why, in a sentence, for the request and the end record.
@@ -83,7 +130,8 @@ pub enum Command {
     },
     /// Handle one issue_comment event payload: a `/thirdshift` command in a new comment.
     Command {
-        #[arg(long)]
+        /// The event payload file (in an Action: $GITHUB_EVENT_PATH).
+        #[arg(long, value_name = "FILE")]
         event: PathBuf,
     },
     /// Show every active Run on every machine, the hosts and the last recoveries: a table on
@@ -113,6 +161,14 @@ pub enum Command {
         #[arg(long)]
         run: String,
     },
+    /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `thirdshift-reconciler man > thirdshift-reconciler.1`.
+    Man,
     /// Serve the GitHub emulator for people and scripts.
     Sim {
         /// Port on 127.0.0.1 (0 picks a free one).
@@ -127,7 +183,9 @@ pub enum Command {
 /// The kind of a Run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum KindArg {
+    /// An ordinary issue delivered as a pull request.
     Ticket,
+    /// A specification issue.
     Spec,
 }
 
@@ -153,8 +211,10 @@ pub struct RunArgs {
 /// What a Claim records about the Run that takes it (`claim` arguments).
 #[derive(Debug, Args)]
 pub struct ClaimArgs {
+    /// The issue to claim.
     #[arg(long)]
     pub issue: u64,
+    /// What the Run works on: an ordinary ticket or a specification.
     #[arg(long, value_enum, default_value_t = KindArg::Ticket)]
     pub kind: KindArg,
     /// The agent Harness (claude, codex, …), recorded in the claim.
@@ -198,14 +258,18 @@ pub struct StageArgs {
 /// How a Claim ends, for `release`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ReleaseOutcome {
+    /// The work is delivered.
     Done,
+    /// The Run failed; its issue goes by the label conventions.
     Failed,
+    /// The Run stops and gives the issue back.
     HandedBack,
 }
 
 /// `release` arguments.
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {
+    /// How the Claim ends: done, failed or handed-back.
     #[arg(long, value_enum)]
     pub outcome: ReleaseOutcome,
     /// The Claim (default: `THIRDSHIFT_CLAIM_ID`, set inside a Run).
@@ -274,5 +338,58 @@ mod tests {
         assert!(!is_run(words("--host run claim --issue 3")));
         assert!(!is_run(words("claim --issue 3")));
         assert!(!is_run(words("--no-cache")));
+    }
+}
+
+#[cfg(test)]
+mod help_tests {
+    use super::*;
+    use clap::CommandFactory as _;
+
+    /// Every visible subcommand and option of `cmd`, with where it is.
+    fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        if cmd
+            .get_about()
+            .is_none_or(|a| a.to_string().trim().is_empty())
+        {
+            out.push(format!("{path}: no description"));
+        }
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if arg.is_hide_set() || id == "help" || id == "version" {
+                continue;
+            }
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            if help.trim().is_empty() {
+                out.push(format!("{path} --{id}: no description"));
+            }
+        }
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            walk(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_command_and_option_has_a_description_and_none_is_not_yet_built() {
+        let cmd = Cli::command();
+        let mut missing = Vec::new();
+        walk(&cmd, "thirdshift-reconciler", &mut missing);
+        assert!(missing.is_empty(), "{missing:#?}");
+        let mut all = cmd.clone();
+        let help = all.render_long_help().to_string();
+        assert!(!help.contains("not yet built"), "{help}");
+        for sub in cmd.get_subcommands() {
+            let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+            assert!(
+                !about.contains("not yet built"),
+                "{}: {about}",
+                sub.get_name()
+            );
+        }
+        assert!(
+            help.contains("Exit codes:") && help.contains("GITHUB_TOKEN"),
+            "{help}"
+        );
+        assert!(help.contains("Global options"), "{help}");
     }
 }

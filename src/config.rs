@@ -18,7 +18,7 @@ pub use observe::{ObserveConfig, SILENT_AFTER_REFRESHES};
 pub use run::{Forward, KindRun, Kinds, RunConfig, StopPolicy};
 
 /// The whole configuration file. Every key is optional; see `docs/config.md`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub labels: Labels,
@@ -38,7 +38,7 @@ pub struct Config {
 }
 
 /// The API rate budget (docs/config.md).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BudgetConfig {
     /// Requests kept back for Runs' own end records: every other pass (observe, reconcile,
@@ -54,7 +54,7 @@ impl Default for BudgetConfig {
 }
 
 /// thirdshift's own Runs on this host (docs/thirdshift.md).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ThirdshiftConfig {
     /// Read thirdshift's Command records when its logs folder exists (default on).
@@ -77,7 +77,9 @@ impl Default for ThirdshiftConfig {
 
 /// A repository role, lowest first, as the collaborator-permission API names them (`maintain` and
 /// `triage` only in its `role_name`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     None,
@@ -117,7 +119,7 @@ impl Role {
 }
 
 /// Who may give `/thirdshift` commands.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CommandsConfig {
     /// The lowest role that may give any command.
@@ -136,7 +138,7 @@ impl Default for CommandsConfig {
 }
 
 /// One host's settings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostConfig {
     /// How many Runs this host carries at once (1 or more).
@@ -144,7 +146,9 @@ pub struct HostConfig {
 }
 
 /// The order in which `pickup` takes Ready issues.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum PickupOrder {
     /// Lowest issue number first (the oldest issue).
@@ -155,7 +159,7 @@ pub enum PickupOrder {
 }
 
 /// Which Ready issues `pickup` takes, and in what order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PickupConfig {
     /// Issues carrying any of these labels are left alone, besides `labels.in_progress` and
@@ -176,7 +180,9 @@ impl Default for PickupConfig {
 }
 
 /// What happens to the issue of a Run proven dead.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum OnDead {
     /// End it as a failed run: back to the queue if nothing was kept, else to people.
@@ -188,7 +194,7 @@ pub enum OnDead {
 }
 
 /// The recovery policy.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Recovery {
     pub on_dead: OnDead,
@@ -241,16 +247,25 @@ const MAX_LABEL_CHARS: usize = 50;
 impl Config {
     pub const DEFAULT_PATH: &'static str = ".github/thirdshift.yml";
 
+    /// The JSON Schema of the config file, from these types (docs/config.schema.json: editors
+    /// read it to complete and check `.github/thirdshift.yml`).
+    pub fn json_schema() -> serde_json::Value {
+        let mut schema = serde_json::to_value(schemars::schema_for!(Config)).unwrap_or_default();
+        schema["$id"] = "urn:thirdshift-reconciler:config-schema".into();
+        schema["title"] = ".github/thirdshift.yml".into();
+        schema
+    }
+
     /// Parses and checks `text`; `origin` names it in errors (usually the path).
     /// An empty file, or one holding only comments, gives the defaults.
     pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        let parse_error = |e: serde_yaml::Error| ConfigError::Parse {
+        let parse_error = |e: yaml_serde::Error| ConfigError::Parse {
             origin: origin.to_string(),
             location: e.location().map(|l| (l.line(), l.column())),
             message: describe(&e),
         };
         // An empty document deserialises to the defaults (every struct is `default`).
-        let config: Config = serde_yaml::from_str(text).map_err(parse_error)?;
+        let config: Config = yaml_serde::from_str(text).map_err(parse_error)?;
         config.validate().map_err(|message| ConfigError::Invalid {
             origin: origin.to_string(),
             message,
@@ -382,9 +397,9 @@ fn check_login(login: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// serde_yaml's message without its trailing position, with unknown fields called keys:
+/// yaml_serde's message without its trailing position, with unknown fields called keys:
 /// `labels: unknown key `redy` (expected one of ready, in_progress, hand_off)`.
-fn describe(e: &serde_yaml::Error) -> String {
+fn describe(e: &yaml_serde::Error) -> String {
     let full = e.to_string();
     let suffix = e
         .location()

@@ -17,6 +17,9 @@ fn main() {
         }
         Err(e) => e.exit(),
     };
+    if cli.globals.quiet {
+        thirdshift_reconciler::progress::quiet();
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -24,7 +27,7 @@ fn main() {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 // octocrab logs each failed request at ERROR in its own words; every failure
                 // is reported once by this tool instead, naming the URL (`RUST_LOG` shows them)
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,octocrab=off")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(log_filter(&cli.globals))),
         )
         .init();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -47,4 +50,14 @@ fn main() {
     };
     drop(runtime);
     std::process::exit(code);
+}
+
+/// The log filter `-v`, `-vv` and `-q` ask for (`RUST_LOG`, when set, is used instead).
+fn log_filter(g: &cli::Globals) -> &'static str {
+    match (g.quiet, g.verbose) {
+        (true, _) => "error,octocrab=off",
+        (false, 0) => "warn,octocrab=off",
+        (false, 1) => "warn,thirdshift_reconciler=info,octocrab=off",
+        (false, _) => "info,thirdshift_reconciler=debug",
+    }
 }

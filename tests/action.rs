@@ -9,8 +9,8 @@ mod harness;
 use std::path::Path;
 
 use harness::*;
-use serde_yaml::Value;
 use thirdshift_reconciler::record::Outcome;
+use yaml_serde::Value;
 
 /// Every `run:` script of a workflow or action document, with where it is.
 fn run_scripts(doc: &Value) -> Vec<(String, String)> {
@@ -56,7 +56,7 @@ fn expressions_in_shell_lines(doc: &Value) -> Vec<String> {
 #[test]
 fn no_workflow_or_action_step_expands_an_expression_inside_a_shell_line() {
     // Given a workflow that puts a comment's body into a shell line
-    let hostile: Value = serde_yaml::from_str(
+    let hostile: Value = yaml_serde::from_str(
         "jobs:\n  a:\n    steps:\n      - run: echo \"${{ github.event.comment.body }}\"\n",
     )
     .unwrap();

@@ -14,6 +14,7 @@ use std::process::Output;
 
 use harness::*;
 use support::keys::{key_pair, KeyPair};
+use thirdshift_reconciler::record::Record;
 use thirdshift_reconciler::sim::{Faults, Permission, SimApp};
 
 const TOKEN: &str = "ghp_Zq7sEcReT0kEn4tHiRdShIfT9xW2vB6nM1kL";
@@ -194,6 +195,15 @@ async fn every_command(
     let release = ["release", "--claim", &claim_id, "--outcome", "done"];
     outs.push(("release".into(), output(cli("h1"), &release).await));
     let mut long = long;
+    // Whatever the faults let the cancel do, nothing of that Run may outlive the test: its
+    // command (in a session of its own) holds the Run's output pipes open.
+    let sessions = world.records(c).into_iter().filter_map(|r| match r {
+        Record::Claim(claim) => claim.session_id,
+        _ => None,
+    });
+    for sid in sessions {
+        thirdshift_reconciler::host::process::signal_session(sid, libc::SIGKILL);
+    }
     let _ = long.start_kill();
     outs.push(("long run".into(), long.wait_with_output().await.unwrap()));
     outs

@@ -246,8 +246,28 @@ async fn status_json_validates_against_its_published_schema() {
     assert_eq!(json["recoveries"][0]["issue"], busy.recovered);
     // And a value the schema forbids is caught (the check is not vacuous)
     let mut broken = json.clone();
-    broken["runs"][0]["health"] = "fine".into();
+    broken["runs"][0]["health"] = 42.into();
     assert!(validator.validate(&schema, &broken).is_err());
+    let mut missing = json.clone();
+    missing["runs"][0].as_object_mut().unwrap().remove("issue");
+    assert!(validator.validate(&schema, &missing).is_err());
+    // And what the version policy allows within version 1 is allowed: a new field, a new health
+    let mut later = json.clone();
+    later["runs"][0]["a_field_added_later"] = "x".into();
+    later["runs"][0]["health"] = "a-health-word-added-later".into();
+    assert!(validator.validate(&schema, &later).is_ok());
+    assert_eq!(schema["$id"], "urn:thirdshift-reconciler:status-schema:1");
+    // And asked for JSON and a page at once, stdout holds the JSON alone
+    let page = busy.world.dir.path().join("both.html");
+    let out = ok(
+        &busy.world,
+        "h3",
+        &["status", "--json", "--html", page.to_str().unwrap()],
+    )
+    .await;
+    let both: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON alone");
+    assert_eq!(both["schema_version"], 1);
+    assert!(page.exists());
     busy.end().await;
 }
 

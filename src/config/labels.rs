@@ -19,7 +19,7 @@ pub const AGENT_FAILED: &str = "agent-failed";
 pub const NEEDS_TRIAGE: &str = "needs-triage";
 
 /// The label names the tool manages, and what an ended Claim leaves.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Labels {
     /// Issues a Run may take.
@@ -47,7 +47,9 @@ impl Default for Labels {
 }
 
 /// A set of label conventions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
     /// The tool's own: done and handed-back issues lose `in-progress`; a failed Run's issue
@@ -78,7 +80,7 @@ pub enum Ending {
 }
 
 /// `labels.after`: an explicit list per way of ending; a missing key takes the preset's.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct After {
     #[serde(skip_serializing_if = "Option::is_none")]

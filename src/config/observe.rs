@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub const SILENT_AFTER_REFRESHES: u64 = 3;
 
 /// `observe`'s settings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ObserveConfig {
     /// Minutes after which a host rewrites an unchanged report (one edit an hour by default).

@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use crate::record::RunKind;
 
 /// To whom a stop signal goes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Forward {
     /// Every process of the command's session at once.
@@ -34,7 +36,7 @@ impl Forward {
 }
 
 /// How a Run treats its command.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Seconds between forwarding the stop signal and killing what is left of the session.
@@ -55,7 +57,7 @@ impl Default for RunConfig {
 }
 
 /// `run.kinds`: one optional override per kind of Run.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Kinds {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,7 +67,7 @@ pub struct Kinds {
 }
 
 /// What one kind of Run changes of `run`'s settings.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct KindRun {
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -89,7 +89,7 @@ struct SeedIssue {
 
 /// Builds an emulator from seed-file text; App key paths are relative to `dir`.
 pub(crate) fn from_yaml(text: &str, dir: &Path) -> anyhow::Result<Sim> {
-    let seed: SeedFile = serde_yaml::from_str(text)?;
+    let seed: SeedFile = yaml_serde::from_str(text)?;
     let mut config = SimConfig::default();
     if let Some(repo) = &seed.repo {
         let Some((owner, name)) = repo

@@ -163,7 +163,7 @@ impl CachedRead {
 
     /// Reads the comments of `issues` in full and puts them into the snapshot and the cache.
     pub async fn confirm(&mut self, ctx: &Ctx, issues: &[u64]) -> anyhow::Result<()> {
-        let read = read_all(ctx, issues).await?;
+        let read = read_all(ctx, issues, None).await?;
         for (n, entry) in &read {
             replace_comments(ctx, &mut self.snapshot, *n, &entry.relevant);
         }
@@ -246,6 +246,7 @@ async fn read_batched(
         .filter(|i| unread.contains(&i.number) && !i.node_id.is_empty())
         .map(|i| (i.number, i.node_id.clone()))
         .collect();
+    let progress = crate::progress::Progress::start("issues", unread.len() as u64);
     let mut out = BTreeMap::new();
     if wanted.len() > 1 {
         match ctx.client.issue_comments_batched(&wanted).await {
@@ -256,17 +257,24 @@ async fn read_batched(
             Err(e) => tracing::warn!("reading the claimed issues one by one: {e}"),
         }
     }
+    progress.advance(out.len() as u64);
     let rest: Vec<u64> = unread
         .iter()
         .filter(|n| !out.contains_key(n))
         .copied()
         .collect();
-    out.extend(read_all(ctx, &rest).await?);
+    out.extend(read_all(ctx, &rest, Some(&progress)).await?);
+    progress.finish();
     Ok(out)
 }
 
-/// The full comment lists of `numbers`, at most [`CONCURRENCY`] requests at a time.
-async fn read_all(ctx: &Ctx, numbers: &[u64]) -> anyhow::Result<BTreeMap<u64, CachedIssue>> {
+/// The full comment lists of `numbers`, at most [`CONCURRENCY`] requests at a time, each one read
+/// counted on `progress`.
+async fn read_all(
+    ctx: &Ctx,
+    numbers: &[u64],
+    progress: Option<&crate::progress::Progress>,
+) -> anyhow::Result<BTreeMap<u64, CachedIssue>> {
     let permits = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
     let mut set = tokio::task::JoinSet::new();
     for &n in numbers {
@@ -282,6 +290,9 @@ async fn read_all(ctx: &Ctx, numbers: &[u64]) -> anyhow::Result<BTreeMap<u64, Ca
     while let Some(joined) = set.join_next().await {
         let (n, entry) = joined?;
         out.insert(n, entry?);
+        if let Some(p) = progress {
+            p.advance(1);
+        }
     }
     Ok(out)
 }

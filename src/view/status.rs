@@ -86,7 +86,12 @@ pub async fn status(ctx: &Ctx, req: &StatusRequest) -> anyhow::Result<i32> {
     });
     if let Some(path) = &req.html {
         write_html(path, &super::html::render(&view, now))?;
-        println!("wrote {}", path.display());
+        // with --json, stdout holds the JSON alone
+        if req.json {
+            eprintln!("wrote {}", path.display());
+        } else {
+            println!("wrote {}", path.display());
+        }
     }
     if req.json {
         println!("{}", super::json::render(&view, now));

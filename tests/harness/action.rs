@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_yaml::Value;
+use yaml_serde::Value;
 
 use super::{World, BOT_TOKEN};
 
@@ -248,7 +248,7 @@ impl<'w> Runner<'w> {
 /// A YAML file of the repository.
 pub fn load(path: PathBuf) -> Value {
     let text = std::fs::read_to_string(&path).expect("readable");
-    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    yaml_serde::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn seq(v: &Value) -> Vec<Value> {

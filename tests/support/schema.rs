@@ -3,7 +3,7 @@
 //!
 //! Checked: `$ref`, `type` (`integer` takes whole numbers only), `nullable` (which admits null
 //! even where an `enum` omits it, as GitHub's own replies need: `state_reason: null`),
-//! `required`, `properties`, `additionalProperties` (false, or a schema), `items`, `enum`,
+//! `required`, `properties`, `additionalProperties` (false, or a schema), `items`, `enum`, `const`,
 //! `allOf`, `anyOf`, `oneOf` (exactly one, or the `discriminator`'s pick), and `format`
 //! `date-time` and `uri`; for JSON Schema documents also `type` as a list and `"null"`. Not checked: numeric and length bounds, `pattern`, other formats.
 
@@ -116,6 +116,15 @@ impl<'a> Validator<'a> {
                         Value::Array(options.clone()),
                         describe(value)
                     ),
+                );
+            }
+        }
+        if let Some(expected) = schema.get("const") {
+            if expected != value {
+                fail(
+                    out,
+                    path,
+                    format!("expected {expected}, found {}", describe(value)),
                 );
             }
         }
