@@ -14,7 +14,6 @@ use std::process::Output;
 
 use harness::*;
 use support::keys::{key_pair, KeyPair};
-use thirdshift_reconciler::record::Record;
 use thirdshift_reconciler::sim::{Faults, Permission, SimApp};
 
 const TOKEN: &str = "ghp_Zq7sEcReT0kEn4tHiRdShIfT9xW2vB6nM1kL";
@@ -130,6 +129,22 @@ async fn output(mut cmd: tokio::process::Command, args: &[&str]) -> Output {
     cmd.args(args).output().await.expect("binary runs")
 }
 
+/// Kills what is left of Runs started with the state folder `state` (their commands carry it as
+/// `THIRDSHIFT_STATE_DIR`): a command whose cancel the injected faults refused still runs.
+fn kill_left_over(state: &Path) {
+    let wanted = format!("THIRDSHIFT_STATE_DIR={}", state.display());
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes()) {
+            // SAFETY: kill(2) of a process this test's Run started (its state folder is ours).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
 /// A `/thirdshift status` comment by a writer and its `issue_comment` event file.
 fn command_event(world: &World, issue: u64) -> PathBuf {
     world
@@ -167,10 +182,16 @@ async fn every_command(
     let b = b.to_string();
     let run = ["run", "--issue", &b, "--", "sh", "-c", &script];
     outs.push(("run".into(), output(cli("h1"), &run).await));
+    // Its output goes to files: whatever the faults let its cancel do, the test never waits on
+    // a pipe that its command (in a session of its own) may hold open
+    let (long_out, long_err) = (
+        world.dir.path().join("long.out"),
+        world.dir.path().join("long.err"),
+    );
     let long = cli("h2")
         .args(["run", "--issue", &c.to_string(), "--", "sleep", "600"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&long_out).unwrap())
+        .stderr(std::fs::File::create(&long_err).unwrap())
         .spawn()
         .expect("run starts");
     for (name, args) in [
@@ -195,17 +216,15 @@ async fn every_command(
     let release = ["release", "--claim", &claim_id, "--outcome", "done"];
     outs.push(("release".into(), output(cli("h1"), &release).await));
     let mut long = long;
-    // Whatever the faults let the cancel do, nothing of that Run may outlive the test: its
-    // command (in a session of its own) holds the Run's output pipes open.
-    let sessions = world.records(c).into_iter().filter_map(|r| match r {
-        Record::Claim(claim) => claim.session_id,
-        _ => None,
-    });
-    for sid in sessions {
-        thirdshift_reconciler::host::process::signal_session(sid, libc::SIGKILL);
-    }
     let _ = long.start_kill();
-    outs.push(("long run".into(), long.wait_with_output().await.unwrap()));
+    let status = long.wait().await.unwrap();
+    kill_left_over(&world.state_dir("h2"));
+    let long = Output {
+        status,
+        stdout: std::fs::read(&long_out).unwrap_or_default(),
+        stderr: std::fs::read(&long_err).unwrap_or_default(),
+    };
+    outs.push(("long run".into(), long));
     outs
 }
 
