@@ -322,7 +322,8 @@ async fn keep_first_end(ctx: &Ctx, n: u64, claim_id: &str) -> anyhow::Result<()>
 
 /// When the Claim was already ended (the Run handed back, perhaps killed before its labels were
 /// set): applies that end record's labels, as reconcile would, if no newer Claim owns the issue
-/// and it still carries `in-progress`.
+/// and it still carries `in-progress` — and, as reconcile, leaves every label a person changed
+/// since that end record as they set it.
 async fn finish_labels(ctx: &Ctx, n: u64, claim_id: &str) -> anyhow::Result<()> {
     let comments = ctx.client.list_issue_comments(n).await?;
     let own = ownership(ctx, n, &comments);
@@ -342,13 +343,20 @@ async fn finish_labels(ctx: &Ctx, n: u64, claim_id: &str) -> anyhow::Result<()> 
     if !issue.has_label(in_progress) {
         return Ok(());
     }
+    // A label a person changed since that end record is theirs: never undone (as in reconcile).
+    let theirs = crate::snapshot::read::people_changes_since(ctx, n, end.comment_id).await?;
+    let changed = |label: &str, added: bool| {
+        theirs
+            .iter()
+            .any(|c| c.added == added && c.label.eq_ignore_ascii_case(label))
+    };
     let list = end.record.labels_after.clone().unwrap_or_default();
     for label in &list {
-        if !issue.has_label(label) {
+        if !issue.has_label(label) && !changed(label, false) {
             ctx.client.add_label(n, label).await?;
         }
     }
-    if !ctx.config.labels.keeps_in_progress(&list) {
+    if !ctx.config.labels.keeps_in_progress(&list) && !changed(in_progress, true) {
         ctx.client.remove_label(n, in_progress).await?;
     }
     Ok(())

@@ -199,26 +199,34 @@ pub(super) async fn fill_people_changes(ctx: &Ctx, snapshot: &mut Snapshot) -> a
         let Some((end, _)) = issue.ownership.latest_intent() else {
             continue;
         };
-        let since = ctx.client.get_comment(end.comment_id).await?.created_at;
-        let events = ctx.client.issue_events(issue.number).await?;
-        let changes = events
-            .into_iter()
-            .filter(|e| {
-                e.created_at >= since && matches!(e.event.as_str(), "labeled" | "unlabeled")
-            })
-            .filter_map(|e| {
-                let by = e.actor.map(|a| a.login).unwrap_or_default();
-                let label = e.label?.name;
-                (!ctx.trust.is_trusted(&by)).then(|| LabelChange {
-                    added: e.event == "labeled",
-                    label,
-                    by,
-                })
-            })
-            .collect();
+        let changes = people_changes_since(ctx, issue.number, end.comment_id).await?;
         issue.people_changes = Some(changes);
     }
     Ok(())
+}
+
+/// The label changes people (anyone not trusted) made on issue `n` since comment `since` (an
+/// end record stating labels) was posted, from the issue's events.
+pub async fn people_changes_since(
+    ctx: &Ctx,
+    n: u64,
+    since: u64,
+) -> anyhow::Result<Vec<LabelChange>> {
+    let since = ctx.client.get_comment(since).await?.created_at;
+    let events = ctx.client.issue_events(n).await?;
+    Ok(events
+        .into_iter()
+        .filter(|e| e.created_at >= since && matches!(e.event.as_str(), "labeled" | "unlabeled"))
+        .filter_map(|e| {
+            let by = e.actor.map(|a| a.login).unwrap_or_default();
+            let label = e.label?.name;
+            (!ctx.trust.is_trusted(&by)).then(|| LabelChange {
+                added: e.event == "labeled",
+                label,
+                by,
+            })
+        })
+        .collect())
 }
 
 /// The Issue branch of a thirdshift Command a host reports dead on `issue` (no claim of ours, still
