@@ -51,7 +51,7 @@ pub async fn keep_work(
     let Some(worktree) = claim.worktree.clone() else {
         return Ok(None);
     };
-    let branch = branch_of(claim);
+    let branch = claim.issue_branch();
     let (host, claim_id) = (ctx.host.host.clone(), claim.claim_id.clone());
     let kept = tokio::task::spawn_blocking(move || {
         salvage(&SalvageRequest {
@@ -140,7 +140,7 @@ fn not_recorded_here(claim: &ClaimRecord, worktree: String) -> Salvage {
     tracing::warn!(claim = %claim.claim_id, "no local record of the Claim: its worktree is not salvaged");
     Salvage {
         error: Some(crate::text::keep::not_recorded_here(&claim.claim_id)),
-        ..Salvage::untouched(worktree, branch_of(claim))
+        ..Salvage::untouched(worktree, claim.issue_branch())
     }
 }
 
@@ -191,14 +191,6 @@ async fn writers_after(claim: &ClaimRecord, grace: Duration) -> anyhow::Result<V
 fn not_salvaged(claim: &ClaimRecord, worktree: &str, left: &[u32], grace: u64) -> Salvage {
     Salvage {
         error: Some(crate::text::keep::writers_left(left, grace)),
-        ..Salvage::untouched(worktree.to_string(), branch_of(claim))
+        ..Salvage::untouched(worktree.to_string(), claim.issue_branch())
     }
-}
-
-/// The Issue branch a Claim works on: the one it recorded, else `issue-<n>`.
-fn branch_of(claim: &ClaimRecord) -> String {
-    claim
-        .branch
-        .clone()
-        .unwrap_or_else(|| format!("issue-{}", claim.issue))
 }

@@ -137,10 +137,7 @@ async fn origin_of(ctx: &Ctx, record: &ClaimRecord, outcome: Outcome) -> Option<
     if !matches!(outcome, Outcome::Done | Outcome::Failed) {
         return None;
     }
-    let branch = record
-        .branch
-        .clone()
-        .unwrap_or_else(|| format!("issue-{}", record.issue));
+    let branch = record.issue_branch();
     match Origin::read(ctx, &branch).await {
         Ok(origin) => Some(origin),
         Err(e) => {

@@ -83,6 +83,13 @@ pub struct ClaimRecord {
 }
 
 impl ClaimRecord {
+    /// The Issue branch the Claim works on: the one it recorded, else `issue-<n>`.
+    pub fn issue_branch(&self) -> String {
+        self.branch
+            .clone()
+            .unwrap_or_else(|| format!("issue-{}", self.issue))
+    }
+
     /// The whole comment body: readable text, a blank line, the hidden record line.
     pub fn to_comment(&self) -> String {
         format!(

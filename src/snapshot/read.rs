@@ -173,11 +173,7 @@ pub(super) async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::R
             .report_of(&c.host, &c.machine_id)
             .is_some_and(|r| matches!(r.report.verdict(&c.claim_id), Some(Verdict::Dead { .. })));
         if dead && issue.open {
-            let branch = c
-                .branch
-                .clone()
-                .unwrap_or_else(|| format!("issue-{}", c.issue));
-            wanted.push((k, branch));
+            wanted.push((k, c.issue_branch()));
         }
     }
     for (k, branch) in wanted {
