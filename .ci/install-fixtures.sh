@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned GitHub API fixtures the tests read: GitHub's published OpenAPI
 # description (@octokit/openapi) and GraphQL schema (@octokit/graphql-schema) for
-# tests/conformance.rs, and @octokit/fixtures (recorded GitHub replies). They land in .ci/vendor (git-ignored) through npm's configured registry.
+# tests/it/conformance.rs, and @octokit/fixtures (recorded GitHub replies). They land in .ci/vendor (git-ignored) through npm's configured registry.
 # Idempotent: when the pinned versions are already installed it only prints where the spec is.
 # It does not run any test and never writes outside .ci/vendor.
 set -euo pipefail

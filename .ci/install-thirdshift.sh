@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs thirdshift 0.19.0 (crates.io, `cargo install --locked`) for tests/thirdshift_real.rs,
+# Installs thirdshift 0.19.0 (crates.io, `cargo install --locked`) for tests/it/thirdshift_real.rs,
 # which runs the real binary. It lands in a cache folder outside the clone, built once per
 # machine: $THIRDSHIFT_CI_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/thirdshift-reconciler),
 # binary at <cache>/thirdshift-0.19.0/bin/thirdshift. Prints that path. Idempotent: an installed

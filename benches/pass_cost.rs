@@ -22,9 +22,9 @@ mod measure;
 use std::time::Duration;
 
 use fleet::{with_death, Fleet, PERSON};
+use github_emulator::Faults;
 use measure::{Measured, Meter};
 use thirdshift_reconciler::record::{decode, Decoded, Record, MAX_RECORD_BYTES};
-use thirdshift_reconciler::sim::Faults;
 
 /// What one size measured.
 struct Row {
@@ -171,7 +171,7 @@ async fn size(n: usize, h: usize, latency: Duration) -> Row {
 
 /// How many replies answer comment `id` on `issue`.
 fn replies(fleet: &Fleet, issue: u64, id: u64) -> usize {
-    let answers = |c: &thirdshift_reconciler::sim::SimComment| matches!(decode(&c.body), Decoded::Record(Record::Reply(r)) if r.command_comment_id == id);
+    let answers = |c: &github_emulator::SimComment| matches!(decode(&c.body), Decoded::Record(Record::Reply(r)) if r.command_comment_id == id);
     fleet
         .sim
         .comments(issue)

@@ -1,6 +1,6 @@
 //! The properties the record decoder, the ownership rule and the `/thirdshift` command parser
 //! must keep on any input, shared word for word by the cargo-fuzz targets (`fuzz_targets/`,
-//! included with `#[path]`) and by the seeded property test `tests/fuzz_properties.rs`, so plain
+//! included with `#[path]`) and by the seeded property test `tests/it/fuzz_properties.rs`, so plain
 //! `cargo test` checks on stable what the fuzzer checks for longer. Each check panics on a
 //! violation. It holds no inputs of its own beyond the seeds below, and reads no clock or file.
 

@@ -36,8 +36,8 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Claim(a) => claim(&g, a).await,
         Command::Stage(a) => stage_cmd(&g, a).await,
         Command::Release(a) => release_cmd(&g, a).await,
-        Command::Sim { port, seed } => crate::sim::run_cli(port, seed).await.map(|_| OK),
-        Command::Demo => crate::demo::run().await,
+        Command::Sim { port, seed } => emulator::sim(port, seed).await,
+        Command::Demo => emulator::demo().await,
         Command::Completions { shell } => {
             crate::manual::completions(shell, &mut std::io::stdout());
             Ok(OK)
@@ -288,4 +288,63 @@ fn absolute(path: std::path::PathBuf) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+/// The `sim` and `demo` commands, which the default `emulator` feature serves; a build without
+/// it (`--no-default-features`, a production build) says so instead.
+mod emulator {
+    use std::path::PathBuf;
+
+    #[cfg(feature = "emulator")]
+    pub async fn sim(port: u16, seed: Option<PathBuf>) -> anyhow::Result<i32> {
+        github_emulator::run_cli(port, seed).await?;
+        Ok(crate::exit::OK)
+    }
+
+    #[cfg(feature = "emulator")]
+    pub async fn demo() -> anyhow::Result<i32> {
+        crate::demo::run().await
+    }
+
+    #[cfg(not(feature = "emulator"))]
+    pub async fn sim(_port: u16, _seed: Option<PathBuf>) -> anyhow::Result<i32> {
+        Err(missing("sim"))
+    }
+
+    #[cfg(not(feature = "emulator"))]
+    pub async fn demo() -> anyhow::Result<i32> {
+        Err(missing("demo"))
+    }
+
+    #[cfg(not(feature = "emulator"))]
+    fn missing(command: &str) -> anyhow::Error {
+        crate::exit::Exit::usage(format!(
+            "this build has no GitHub emulator, so no `{command}`: build with the default \
+             `emulator` feature (cargo install thirdshift-reconciler)"
+        ))
+        .into()
+    }
+
+    /// Only built without the feature: `.ci/test` runs `cargo test --no-default-features --lib`.
+    #[cfg(all(test, not(feature = "emulator")))]
+    mod tests {
+        use crate::exit::{Exit, USAGE};
+
+        #[tokio::test]
+        async fn a_production_build_answers_demo_and_sim_with_a_usage_error_that_says_why() {
+            // Given a build without the emulator, when `demo` and `sim` are asked for
+            let demo = super::demo().await.unwrap_err();
+            let sim = super::sim(0, None).await.unwrap_err();
+            // Then each is a usage error naming the command and the feature that serves it
+            let demo = demo.downcast_ref::<Exit>().expect("an Exit");
+            assert_eq!(demo.code, USAGE);
+            assert_eq!(
+                demo.message,
+                "this build has no GitHub emulator, so no `demo`: build with the default \
+                 `emulator` feature (cargo install thirdshift-reconciler)"
+            );
+            let sim = sim.downcast_ref::<Exit>().expect("an Exit");
+            assert!(sim.message.contains("so no `sim`"), "{}", sim.message);
+        }
+    }
 }

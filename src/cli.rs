@@ -149,6 +149,7 @@ pub enum Command {
         issue: Option<u64>,
     },
     /// The whole story on the built-in emulator, no token needed.
+    #[cfg_attr(not(feature = "emulator"), command(hide = true))]
     Demo,
     /// Started by each Run, in a session of its own: waits for the Run's process to end, then
     /// passes (observe, reconcile) until its Claim is ended. Not for people.
@@ -170,6 +171,7 @@ pub enum Command {
     /// Print the man page (roff): `thirdshift-reconciler man > thirdshift-reconciler.1`.
     Man,
     /// Serve the GitHub emulator for people and scripts.
+    #[cfg_attr(not(feature = "emulator"), command(hide = true))]
     Sim {
         /// Port on 127.0.0.1 (0 picks a free one).
         #[arg(long, default_value_t = 0)]

@@ -12,7 +12,7 @@ use anyhow::Context as _;
 
 use crate::host::process::signal_session;
 use crate::record::{decode, Decoded, Record};
-use crate::sim::{Permission, Sim, SimConfig};
+use github_emulator::{Permission, Sim, SimConfig};
 
 const TOKEN: &str = "demo-token";
 const BOT: &str = "thirdshift-demo[bot]";

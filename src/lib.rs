@@ -14,6 +14,7 @@ pub mod commands;
 pub mod companion;
 pub mod config;
 pub mod context;
+#[cfg(feature = "emulator")]
 pub mod demo;
 pub mod detached;
 pub mod exit;
@@ -34,7 +35,6 @@ pub mod release;
 pub mod reservation;
 pub mod resume;
 pub mod run;
-pub mod sim;
 pub mod snapshot;
 pub mod stage;
 pub mod stop_adopted;

@@ -1,6 +1,6 @@
 //! Fuzz target: any comment body through the `/thirdshift` command parser (no panic; a command
 //! reads back from its canonical spelling; an error's reply is one bounded line that is never a
-//! record). The properties live in `../props.rs`, shared with `tests/fuzz_properties.rs`.
+//! record). The properties live in `../props.rs`, shared with `tests/it/fuzz_properties.rs`.
 #![no_main]
 
 #[path = "../props.rs"]

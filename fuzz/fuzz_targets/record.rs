@@ -1,7 +1,7 @@
 //! Fuzz target: any comment body through the record decoder (no panic; a decoded record
 //! re-encodes to one line that reads back the same), and any list of comments by trusted and
 //! untrusted authors through the ownership rule (only trusted claims count, order never
-//! matters). The properties live in `../props.rs`, shared with `tests/fuzz_properties.rs`.
+//! matters). The properties live in `../props.rs`, shared with `tests/it/fuzz_properties.rs`.
 #![no_main]
 
 #[path = "../props.rs"]

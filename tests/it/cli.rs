@@ -1,0 +1,166 @@
+//! The command line as a user meets it (issue #40): completions and a man page generated from
+//! its definitions; the config file's JSON Schema (docs/config.schema.json) generated from the
+//! config types, true to the documented example, refusing unknown keys; and a long pass showing
+//! progress on a terminal but plain lines when piped.
+
+use crate::harness;
+use crate::support;
+
+use std::path::Path;
+
+use harness::*;
+use serde_json::Value;
+use support::schema::{report, Validator};
+use thirdshift_reconciler::config::Config;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_thirdshift-reconciler")
+}
+
+#[test]
+fn completions_for_bash_and_the_man_page_are_printed() {
+    // When a user asks for the bash completion and the man page
+    let completion = std::process::Command::new(bin())
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    let man = std::process::Command::new(bin())
+        .arg("man")
+        .output()
+        .unwrap();
+    // Then both are printed, naming the commands
+    assert!(completion.status.success() && man.status.success());
+    let completion = String::from_utf8_lossy(&completion.stdout);
+    assert!(completion.contains("complete -F"), "{completion}");
+    assert!(completion.contains("reconcile"), "{completion}");
+    let man = String::from_utf8_lossy(&man.stdout);
+    assert!(man.contains(".TH thirdshift-reconciler"), "{man}");
+    assert!(man.contains("observe"), "{man}");
+}
+
+#[test]
+fn sim_and_demo_refuse_repository_options_they_would_ignore() {
+    let out = std::process::Command::new(bin())
+        .args(["demo", "--repo", "acme/widgets"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--repo means nothing to this command"),
+        "{err}"
+    );
+}
+
+/// docs/config.schema.json, as committed.
+fn committed_schema() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/config.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("docs/config.schema.json"))
+        .expect("JSON")
+}
+
+#[test]
+fn the_config_schema_is_the_one_the_config_types_give_and_judges_configs_as_the_tool_does() {
+    // Given the schema the config types give (THIRDSHIFT_WRITE_SCHEMA=1 writes it to docs/)
+    let generated = Config::json_schema();
+    if std::env::var_os("THIRDSHIFT_WRITE_SCHEMA").is_some() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/config.schema.json");
+        let text = serde_json::to_string_pretty(&generated).unwrap() + "\n";
+        std::fs::write(path, text).unwrap();
+    }
+    // Then the committed one is it
+    assert_eq!(
+        committed_schema(),
+        generated,
+        "docs/config.schema.json is stale: run with THIRDSHIFT_WRITE_SCHEMA=1"
+    );
+    // And it accepts the documented example, and refuses an unknown key and a wrong type
+    let doc = include_str!("../../docs/config.md");
+    let example = &doc[doc.find("## Example").expect("an example")..];
+    let start = example.find("```yaml\n").unwrap() + 8;
+    let yaml = &example[start..start + example[start..].find("```").unwrap()];
+    let value: Value = yaml_serde::from_str(yaml).expect("the example is YAML");
+    let validator = Validator::new(&generated);
+    if let Err(v) = validator.validate(&generated, &value) {
+        panic!(
+            "the documented example departs from the schema:\n{}",
+            report(&v)
+        );
+    }
+    let mut unknown = value.clone();
+    unknown["labels"]["redy"] = "x".into();
+    assert!(validator.validate(&generated, &unknown).is_err());
+    let mut wrong = value;
+    wrong["run"]["kill_grace_secs"] = "soon".into();
+    assert!(validator.validate(&generated, &wrong).is_err());
+    // And the tool itself names line and column for both
+    let err = Config::parse("labels:\n  redy: x\n", "c.yml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("c.yml:2:3: unknown key `labels.redy`"),
+        "{err}"
+    );
+    let err = Config::parse("run:\n  kill_grace_secs: soon\n", "c.yml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("c.yml:2:20: run.kill_grace_secs: invalid type"),
+        "{err}"
+    );
+}
+
+/// `word` quoted for sh.
+fn sh_word(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_pass_shows_progress_on_a_terminal_and_plain_lines_when_piped() {
+    // Given twelve issues in progress (a pass with no cache reads each in full)
+    let world = World::new().await;
+    for k in 0..12 {
+        world
+            .sim
+            .create_issue(BOT, &format!("by hand {k}"), "", &[IN_PROGRESS]);
+    }
+    // When a pass runs with its output piped
+    let out = world.exec("piped", &["reconcile"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then it says what it reads in plain lines, with no carriage return or colour
+    let err = stderr(&out);
+    assert!(err.contains("reading 12 issues"), "{err}");
+    assert!(err.contains("read 12 issues in"), "{err}");
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+    // And when a pass runs on a terminal (a pseudo-terminal, as `script` gives it)
+    let args = [
+        bin().to_string(),
+        "--repo".into(),
+        world.sim.repo_full_name(),
+        "--api-url".into(),
+        world.server.url.clone(),
+        "--host".into(),
+        "tty".into(),
+        "--state-dir".into(),
+        world.state_dir("tty").display().to_string(),
+        "reconcile".into(),
+    ];
+    let line: Vec<String> = args.iter().map(|a| sh_word(a)).collect();
+    let out = tokio::process::Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GITHUB_TOKEN", BOT_TOKEN)
+        .env("RUST_LOG", "warn")
+        .env("THIRDSHIFT_COMPANION", "off")
+        .env("TERM", "xterm")
+        .output()
+        .await
+        .expect("script runs");
+    // Then it draws a progress bar (redrawn in place), not the plain lines
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("reading issues ["), "{shown:?}");
+    assert!(shown.contains("12/12"), "{shown:?}");
+    assert!(!shown.contains("read 12 issues in"), "{shown:?}");
+}

@@ -1,0 +1,89 @@
+//! A pass never undoes a label change a person made after our end record: before it finishes an
+//! end record's label changes it reads who changed which label when (the issue's events, served
+//! by the emulator as GitHub does), and leaves what a person changed since as they set it. A pass
+//! killed between an end record and its labels is still finished by the next one.
+
+use crate::harness;
+
+use harness::*;
+use thirdshift_reconciler::record::Outcome;
+
+const LABEL: &str = "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}";
+
+fn sorted(mut labels: Vec<String>) -> Vec<String> {
+    labels.sort();
+    labels
+}
+
+/// A Run on a new Ready issue whose command exits `code`, run to its end.
+async fn ended_run(world: &World, code: i32) -> u64 {
+    let issue = world.ready_issue("worked");
+    let mut run = start_run(world, "h1", issue, &format!("sleep 0.2; exit {code}")).await;
+    run.child.wait().await.unwrap();
+    assert_eq!(ends(world, issue).len(), 1, "the Run ended its Claim");
+    issue
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn labels_a_person_adds_after_our_end_are_kept_over_three_passes() {
+    let world = World::new().await;
+    // Given a Run that ended done, its labels finished
+    let issue = ended_run(&world, 0).await;
+    assert_eq!(ends(&world, issue)[0].outcome, Outcome::Done);
+    // When a person puts in-progress, ready-for-agent and a label of their own on it
+    world
+        .sim
+        .set_labels(issue, &[IN_PROGRESS, READY, "needs-design"]);
+    // Then three passes leave all three as the person set them
+    for _ in 0..3 {
+        observe_reconcile(&world, "h1").await;
+        assert_eq!(
+            sorted(world.labels(issue)),
+            [IN_PROGRESS, "needs-design", READY]
+        );
+    }
+    assert_eq!(ends(&world, issue).len(), 1, "nothing more written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_label_a_person_removes_after_our_end_stays_removed() {
+    let world = World::new().await;
+    // Given a Run that failed: its end put ready-for-agent back
+    let issue = ended_run(&world, 1).await;
+    let end = &ends(&world, issue)[0];
+    assert_eq!(end.labels_after.as_deref(), Some(&[READY.to_string()][..]));
+    // When a person takes ready-for-agent off and marks the issue in-progress to work it
+    world.sim.set_labels(issue, &[IN_PROGRESS]);
+    // Then three passes put nothing back and take nothing off
+    for _ in 0..3 {
+        let out = observe_reconcile(&world, "h1").await;
+        assert_eq!(world.labels(issue), [IN_PROGRESS]);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(said.contains("a person's labels"), "{said}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_killed_between_the_end_record_and_its_labels_is_finished_by_the_next() {
+    let world = World::new().await;
+    let issue = world.ready_issue("killed Run");
+    let run = start_run(&world, "h1", issue, "sleep 600").await;
+    run.kill_all().await;
+    // Given a pass that writes the end record of the dead Run, but none of its labels
+    world.sim.fail_next("DELETE", LABEL, 1_000, false);
+    world.sim.fail_next("POST", LABELS_ROUTE, 1_000, false);
+    let out = world.exec("h1", &["observe", "--reconcile"]).await;
+    assert_ne!(out.status.code(), Some(0), "its label writes failed");
+    assert_eq!(ends(&world, issue).len(), 1, "the end record was written");
+    assert_eq!(world.labels(issue), [IN_PROGRESS]);
+    // When GitHub takes writes again and the next pass runs
+    world.sim.clear_failures();
+    observe_reconcile(&world, "h1").await;
+    // Then it finishes the labels the end record states
+    let end = &ends(&world, issue)[0];
+    let expected = end
+        .labels_after
+        .clone()
+        .expect("an owner's end states labels");
+    assert_eq!(sorted(world.labels(issue)), sorted(expected));
+}
