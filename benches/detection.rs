@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 use fleet::{BOT, BOT_TOKEN};
 use github_emulator::{Faults, Permission, Sim, SimConfig, SimServer};
 use thirdshift_reconciler::host::process::signal_session;
-use thirdshift_reconciler::record::{decode, Decoded, Ownership, RawComment, Record, Trust};
+use thirdshift_reconciler::protocol::record::{
+    decode, Decoded, Ownership, RawComment, Record, Trust,
+};
 
 /// What one setting of the bench runs with.
 struct Setup {

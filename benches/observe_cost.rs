@@ -24,7 +24,7 @@ use thirdshift_reconciler::host::liveness::judge;
 use thirdshift_reconciler::host::process::Stat;
 use thirdshift_reconciler::host::verdicts::Judge;
 use thirdshift_reconciler::host::ProcessTable;
-use thirdshift_reconciler::record::{ClaimRecord, Verdict};
+use thirdshift_reconciler::protocol::record::{ClaimRecord, Verdict};
 
 const CLAIMS: usize = 50;
 const ROUNDS: usize = 7;

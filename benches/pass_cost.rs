@@ -24,7 +24,8 @@ use std::time::Duration;
 use fleet::{with_death, Fleet, PERSON};
 use github_emulator::Faults;
 use measure::{Measured, Meter};
-use thirdshift_reconciler::record::{decode, Decoded, Record, MAX_RECORD_BYTES};
+use thirdshift_reconciler::protocol::record::{decode, Decoded, Record, MAX_RECORD_BYTES};
+use thirdshift_reconciler::text::ToComment;
 
 /// What one size measured.
 struct Row {

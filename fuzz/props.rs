@@ -6,10 +6,11 @@
 
 #![allow(dead_code)]
 
-use thirdshift_reconciler::commands::parse::{parse, Parsed};
-use thirdshift_reconciler::record::{
+use thirdshift_reconciler::protocol::command::{parse, Parsed};
+use thirdshift_reconciler::protocol::record::{
     decode, encode, ClaimRecord, Decoded, Kind, Ownership, RawComment, Record, Trust,
 };
+use thirdshift_reconciler::text::ToComment;
 
 /// The logins the ownership property trusts; anything else is a stranger.
 pub const TRUSTED: &str = "thirdshift-bot";
@@ -138,7 +139,7 @@ pub fn seeds() -> Vec<String> {
         start_ticks: 99,
         session_id: Some(4242),
         session_start_ticks: None,
-        kind: thirdshift_reconciler::record::RunKind::Ticket,
+        kind: thirdshift_reconciler::protocol::record::RunKind::Ticket,
         harness: Some("claude".into()),
         model: None,
         agent_session: Some("s-1".into()),

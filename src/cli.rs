@@ -1,5 +1,11 @@
 //! The command line, as the design's Interface names it: clap definitions only, no behaviour.
 
+pub mod app;
+#[cfg(feature = "emulator")]
+pub mod demo;
+pub mod manual;
+pub mod workflow;
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -66,6 +72,19 @@ pub struct Globals {
 const GLOBAL: &str = "Global options";
 
 impl Globals {
+    /// What names the repository, the API, the config, this host and its state folder.
+    pub fn options(&self) -> crate::context::Options {
+        crate::context::Options {
+            repo: self.repo.clone(),
+            api_url: self.api_url.clone(),
+            config: self.config.clone(),
+            host: self.host.clone(),
+            state_dir: self.state_dir.clone(),
+            cache: self.cache.clone(),
+            no_cache: self.no_cache,
+        }
+    }
+
     /// The first option given that `command` does not use (`sim` and `demo` use none of the
     /// repository's), for a usage error rather than an option silently ignored.
     pub fn unused_by(&self, command: &Command) -> Option<&'static str> {
@@ -191,11 +210,11 @@ pub enum KindArg {
     Spec,
 }
 
-impl From<KindArg> for crate::record::RunKind {
+impl From<KindArg> for crate::protocol::record::RunKind {
     fn from(k: KindArg) -> Self {
         match k {
-            KindArg::Ticket => crate::record::RunKind::Ticket,
-            KindArg::Spec => crate::record::RunKind::Spec,
+            KindArg::Ticket => crate::protocol::record::RunKind::Ticket,
+            KindArg::Spec => crate::protocol::record::RunKind::Spec,
         }
     }
 }

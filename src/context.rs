@@ -2,13 +2,30 @@
 //! config, whom to trust, this host's identity and its state folder. Built once per command from
 //! the global options and the environment. It makes no decisions.
 
+pub mod detached;
+
+use std::path::PathBuf;
+
 use anyhow::Context as _;
 
-use crate::cli::Globals;
-use crate::config::Config;
 use crate::github::{Client, Credentials, Repo, DEFAULT_API_URL};
 use crate::host::{HostIdentity, StateDir};
-use crate::record::Trust;
+use crate::protocol::config::Config;
+use crate::protocol::record::Trust;
+
+/// The options that name the repository, the API, the config, this host and its state folder
+/// (the command line's global options, `cli::Globals::options`).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub repo: Option<String>,
+    pub api_url: Option<String>,
+    pub config: Option<PathBuf>,
+    pub host: Option<String>,
+    pub state_dir: Option<PathBuf>,
+    /// The cache file kept between passes; the default one in the state folder when `None`.
+    pub cache: Option<PathBuf>,
+    pub no_cache: bool,
+}
 
 /// One command's view of the world.
 pub struct Ctx {
@@ -27,7 +44,7 @@ pub struct Ctx {
 impl Ctx {
     /// Connects to the repository named by the options (or by `fallback`, e.g. a local claim
     /// record's repository and API URL) and learns the token's identity.
-    pub async fn connect(globals: &Globals, fallback: Option<(&str, &str)>) -> anyhow::Result<Ctx> {
+    pub async fn connect(globals: &Options, fallback: Option<(&str, &str)>) -> anyhow::Result<Ctx> {
         let config = Config::load(globals.config.as_deref())?;
         let repo_text = globals
             .repo
@@ -60,7 +77,7 @@ impl Ctx {
         let cache = match (&globals.cache, globals.no_cache) {
             (_, true) => None,
             (Some(path), false) => Some(path.clone()),
-            (None, false) => Some(crate::snapshot::cache::default_path(
+            (None, false) => Some(crate::host::state::cache_path(
                 state.root(),
                 &client.repo().to_string(),
             )),

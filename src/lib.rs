@@ -3,42 +3,46 @@
 //!
 //! The library holds every piece so that tests can drive them in-process; `main.rs` only parses
 //! arguments and maps errors to exit codes. It does not hold any decision that depends on a clock.
+//!
+//! The top-level modules are the design's layers, listed here from the bottom up. A module uses
+//! only modules listed before it (tests/it/architecture.rs fails on any import that climbs, and
+//! on any cycle); docs/architecture.md draws them.
 
-pub mod adopt;
-pub mod app;
-pub mod broker;
-pub mod cancel;
-pub mod claim;
-pub mod cli;
-pub mod commands;
-pub mod companion;
-pub mod config;
-pub mod context;
-#[cfg(feature = "emulator")]
-pub mod demo;
-pub mod detached;
+// 1. Pure, no IO and no clock: exit codes; the protocol (records, config, rules, grammar);
+// the bot's text, rendered from records.
 pub mod exit;
-pub mod fingerprint;
-pub mod fresh;
-pub mod github;
-pub mod host;
-pub mod keep;
-pub mod manual;
-pub mod observe;
-pub mod pickup;
-pub mod policy;
-pub mod progress;
-pub mod reconcile;
-pub mod record;
-pub mod registry;
-pub mod release;
-pub mod reservation;
-pub mod resume;
-pub mod run;
-pub mod snapshot;
-pub mod stage;
-pub mod stop_adopted;
-pub mod summary;
+
+pub mod protocol;
+
 pub mod text;
+
+// 2. IO: GitHub's API, then this machine, then one command's view of both.
+pub mod github;
+
+pub mod host;
+
+pub mod context;
+
+// 3. IO on our records in GitHub (posting, settling, de-duplicating), then the world read
+// from them.
+pub mod store;
+
+pub mod snapshot;
+
+// 4. What to do about it, decided (pure) and applied.
+pub mod reconcile;
+
+// 5. The use cases: the live view, `/thirdshift` commands, this host's observe, a Run's life,
+// pickup.
 pub mod view;
-pub mod workflow;
+
+pub mod commands;
+
+pub mod observe;
+
+pub mod run;
+
+pub mod pickup;
+
+// 6. The command line on top.
+pub mod cli;

@@ -2,7 +2,8 @@
 //! command, and map errors to exit codes. Nothing else lives here.
 
 use clap::Parser as _;
-use thirdshift_reconciler::{app, cli, cli::Cli, exit};
+use thirdshift_reconciler::cli::{self, app, Cli};
+use thirdshift_reconciler::exit;
 
 fn main() {
     // First, while this is the only thread: no process of the user can read our memory or
@@ -18,7 +19,7 @@ fn main() {
         Err(e) => e.exit(),
     };
     if cli.globals.quiet {
-        thirdshift_reconciler::progress::quiet();
+        thirdshift_reconciler::snapshot::progress::quiet();
     }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -43,7 +44,7 @@ fn main() {
             let code = exit::code_of(&err);
             let message = thirdshift_reconciler::text::for_terminal(&format!("{err:#}"));
             eprintln!("thirdshift-reconciler: {message}");
-            use thirdshift_reconciler::workflow::{annotate, Level};
+            use thirdshift_reconciler::cli::workflow::{annotate, Level};
             annotate(Level::Error, &message);
             code
         }

@@ -4,31 +4,38 @@
 //! the report only when its content changed. The report also carries this host's capacity and
 //! its slots in use (live Claims across every repository it serves). It ends no Claim on its
 //! verdicts: reconcile does, on this evidence. The one Claim it ends is one it stopped on a
-//! cancel request (`crate::cancel`): those are carried out first and, once ended, left out of the
+//! cancel request (`crate::observe::cancel`): those are carried out first and, once ended, left out of the
 //! report.
+
+pub mod cancel;
+pub mod ending;
+pub mod keep;
+pub mod reservation;
+pub mod stop_adopted;
 
 use anyhow::Context as _;
 
-use crate::claim::post_record;
 use crate::context::Ctx;
 use crate::host::capacity::capacity;
 use crate::host::verdicts::Judge;
 use crate::host::{LocalClaim, LocalStatus};
-use crate::record::{
+use crate::protocol::record::{
     ClaimRecord, ClaimState, ClaimVerdict, DeathReason, HostReport, Kind, Salvage, Verdict,
 };
 use crate::snapshot::{ReportView, Snapshot};
+use crate::store::post_record;
+use crate::text::ToComment;
 
 /// What an observe pass saw and did.
 #[derive(Clone, Debug)]
 pub struct Observed {
     pub report: HostReport,
     /// The cancel requests this pass carried out (or tried to).
-    pub cancels: Vec<crate::cancel::Carried>,
+    pub cancels: Vec<crate::observe::cancel::Carried>,
     /// The Pickup reservations of dead thirdshift Commands this pass released or left.
-    pub reservations: Vec<crate::reservation::Settled>,
+    pub reservations: Vec<crate::observe::reservation::Settled>,
     /// What it did about cancelled thirdshift Commands (`thirdshift stop` started, ended).
-    pub stops: Vec<crate::stop_adopted::Stop>,
+    pub stops: Vec<crate::observe::stop_adopted::Stop>,
     pub registry_issue: u64,
     pub report_written: bool,
 }
@@ -40,7 +47,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let extra: Vec<u64> = local.iter().map(|c| c.record.issue).collect();
     let snapshot = crate::snapshot::read_any(ctx, &extra).await?;
     let claims = claims_to_judge(ctx, &snapshot, &local)?;
-    let (claims, cancels) = crate::cancel::carry_out(ctx, &snapshot, claims).await?;
+    let (claims, cancels) = crate::observe::cancel::carry_out(ctx, &snapshot, claims).await?;
     let adopted = adopted(ctx);
     let owners = claims
         .iter()
@@ -71,7 +78,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     verdicts.append(&mut adopted.verdicts);
     adopted
         .stops
-        .extend(crate::stop_adopted::record_endings(ctx).await);
+        .extend(crate::observe::stop_adopted::record_endings(ctx).await);
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
     let in_use = judge.live_claims(&ctx.state)?.len();
     let report = HostReport {
@@ -107,7 +114,7 @@ fn booted_at(ctx: &Ctx, snapshot: &Snapshot) -> Option<chrono::DateTime<chrono::
 }
 
 /// Salvages the worktree of a Claim proven dead with no writer left (never before): once per
-/// Claim, remembered in its local record so later passes report the same result (`crate::keep`).
+/// Claim, remembered in its local record so later passes report the same result (`crate::observe::keep`).
 /// Before the first salvage the Claim is checked still active on a complete comment list: a
 /// stale list can hide the end record of a Run that ended by itself (done) and then exited, and
 /// its worktree must not be committed and pushed as a failed run.
@@ -121,15 +128,15 @@ async fn keep_work(
         tracing::info!(claim = %claim.claim_id, "already ended: its worktree is not salvaged");
         return Ok(None);
     }
-    crate::keep::keep_work(ctx, claim, crate::text::keep::reason_dead(reason)).await
+    crate::observe::keep::keep_work(ctx, claim, crate::text::keep::reason_dead(reason)).await
 }
 
 /// Whether `claim` has no end record on a list holding every comment of its issue.
 async fn still_active(ctx: &Ctx, claim: &ClaimRecord) -> anyhow::Result<bool> {
-    let comments = crate::fresh::complete_comments(ctx, claim.issue)
+    let comments = crate::store::read::complete_comments(ctx, claim.issue)
         .await
         .context("checking that a dead Run's Claim is still active before salvaging its work")?;
-    let own = crate::claim::ownership(ctx, claim.issue, &comments);
+    let own = crate::store::ownership(ctx, claim.issue, &comments);
     Ok(!matches!(
         own.state(&claim.claim_id),
         ClaimState::Ended { .. }
@@ -150,26 +157,26 @@ fn local_values(ctx: &Ctx, github: &ClaimRecord) -> ClaimRecord {
 #[derive(Default)]
 struct AdoptedPass {
     verdicts: Vec<ClaimVerdict>,
-    reservations: Vec<crate::reservation::Settled>,
-    stops: Vec<crate::stop_adopted::Stop>,
+    reservations: Vec<crate::observe::reservation::Settled>,
+    stops: Vec<crate::observe::stop_adopted::Stop>,
 }
 
 /// The verdicts on this host's thirdshift Commands, and their salvages; a Command dead with no
-/// writer left also has its Pickup reservation released (`crate::reservation`), even once its
+/// writer left also has its Pickup reservation released (`crate::observe::reservation`), even once its
 /// end is recorded (a release that failed is tried again until it is settled); a live one with
-/// a cancel request waiting is stopped through thirdshift (`crate::stop_adopted`).
+/// a cancel request waiting is stopped through thirdshift (`crate::observe::stop_adopted`).
 async fn adopted_verdicts(
     ctx: &Ctx,
     snapshot: &Snapshot,
     judge: &mut Judge,
-    adopted: Vec<crate::adopt::Adopted>,
+    adopted: Vec<crate::host::adopt::Adopted>,
 ) -> anyhow::Result<AdoptedPass> {
     let mut pass = AdoptedPass::default();
     for a in adopted {
         let ended = ended_here(snapshot, &a.claim);
         let settled = ctx
             .state
-            .adopted_note(&a.claim.claim_id, crate::reservation::NOTE);
+            .adopted_note(&a.claim.claim_id, crate::observe::reservation::NOTE);
         if ended && settled.is_some() {
             continue;
         }
@@ -177,19 +184,19 @@ async fn adopted_verdicts(
         let kept = match &verdict {
             Verdict::Dead { reason, .. } if !ended => {
                 let why = crate::text::keep::reason_dead(*reason);
-                crate::keep::keep_adopted(ctx, &a, why).await?
+                crate::observe::keep::keep_adopted(ctx, &a, why).await?
             }
             _ => None,
         };
         // As thirdshift's own Drop: the reservation goes once the work is kept.
         match &verdict {
             Verdict::Dead { .. } => {
-                let settled = crate::reservation::release_for(ctx, &a).await;
+                let settled = crate::observe::reservation::release_for(ctx, &a).await;
                 pass.reservations.extend(settled);
             }
             Verdict::Alive => pass
                 .stops
-                .extend(crate::stop_adopted::ask(ctx, snapshot, &a)),
+                .extend(crate::observe::stop_adopted::ask(ctx, snapshot, &a)),
             Verdict::WritersAlive { .. } => {}
         }
         if ended {
@@ -213,19 +220,19 @@ async fn adopted_verdicts(
 fn adopted_verdict(
     ctx: &Ctx,
     judge: &mut Judge,
-    a: &crate::adopt::Adopted,
+    a: &crate::host::adopt::Adopted,
 ) -> anyhow::Result<Verdict> {
     let verdict = judge.verdict(&a.claim)?;
     let (Verdict::Dead { evidence, .. }, Some(branch)) = (&verdict, &a.facts.branch) else {
         return Ok(verdict);
     };
     let repo = ctx.client.repo().to_string();
-    let log = crate::adopt::worktree::command_log(&a.path).unwrap_or_default();
-    let worktree = match crate::adopt::worktree::from_log(&log, branch) {
-        crate::adopt::worktree::Named::Worktree(path) => Some(path),
+    let log = crate::host::adopt::worktree::command_log(&a.path).unwrap_or_default();
+    let worktree = match crate::host::adopt::worktree::from_log(&log, branch) {
+        crate::host::adopt::worktree::Named::Worktree(path) => Some(path),
         _ => None,
     };
-    let pids = crate::adopt::writers(&repo, branch, a.claim.start_ticks, worktree.as_deref());
+    let pids = crate::host::adopt::writers(&repo, branch, a.claim.start_ticks, worktree.as_deref());
     if pids.is_empty() {
         return Ok(verdict);
     }
@@ -242,9 +249,9 @@ fn ended_here(snapshot: &Snapshot, claim: &ClaimRecord) -> bool {
 }
 
 /// This host's unfinished thirdshift Commands on the repository (docs/thirdshift.md).
-fn adopted(ctx: &Ctx) -> Vec<crate::adopt::Adopted> {
+fn adopted(ctx: &Ctx) -> Vec<crate::host::adopt::Adopted> {
     let repo = ctx.client.repo();
-    crate::adopt::on_this_host(
+    crate::host::adopt::on_this_host(
         &ctx.config.thirdshift,
         &ctx.host,
         &crate::host::identity::system_hostname(),
@@ -306,7 +313,7 @@ async fn write_report(
 ) -> anyhow::Result<(u64, bool)> {
     let registry = match snapshot.registry_issue {
         Some(n) => n,
-        None => crate::registry::find_or_create(ctx).await?,
+        None => crate::store::registry::find_or_create(ctx).await?,
     };
     let existing = snapshot.report_of(&report.host, &report.machine_id);
     let refresh = chrono::Duration::seconds(report.refresh_secs.unwrap_or(0) as i64);
@@ -336,7 +343,7 @@ async fn write_report(
 /// Refuses a report every reader would refuse (too large: a host with about 1,000 Claims or
 /// more), rather than writing one that would leave all of its Claims awaiting this host.
 fn fits(report: &HostReport, body: &str) -> anyhow::Result<()> {
-    match crate::record::write_refusal(body) {
+    match crate::protocol::record::write_refusal(body) {
         None => Ok(()),
         Some(why) => anyhow::bail!(
             "this host's report on {} Claims is not written: {why}; readers would ignore it and \

@@ -18,14 +18,13 @@ mod launch;
 use anyhow::Context as _;
 use tracing::Instrument as _;
 
-use crate::cli::{Globals, PickupArgs};
-use crate::config::{Config, PickupOrder};
-use crate::context::Ctx;
+use crate::context::{Ctx, Options};
 use crate::exit::{ERROR, OK};
 use crate::github::Issue;
 use crate::host::capacity::{capacity, capacity_source, live_claims};
 use crate::host::{HostIdentity, ProcessTable, StateDir};
-use crate::record::RunKind;
+use crate::protocol::config::{Config, PickupOrder};
+use crate::protocol::record::RunKind;
 pub use launch::{attempt, Attempt, Launch, Tried, CLAIM_WAIT};
 
 /// A pass stops after this many Runs failed before claiming: something is broken for all.
@@ -106,12 +105,21 @@ impl PickupReport {
     }
 }
 
+/// What `pickup` is asked for: at most `max` Runs of CMD (`cmd`), of `kind` with `harness`.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub max: Option<u32>,
+    pub kind: Option<RunKind>,
+    pub harness: Option<String>,
+    pub cmd: Vec<String>,
+}
+
 /// The `pickup` command: checks the slots locally first, so a host at capacity sends no request
 /// to GitHub at all; then connects and picks up. Exit 1 when a Run failed to start.
-pub async fn command(globals: &Globals, args: &PickupArgs) -> anyhow::Result<i32> {
+pub async fn command(globals: &Options, args: &Request) -> anyhow::Result<i32> {
     let max = args.max;
-    let mut launch = Launch::new(globals, &args.cmd)?;
-    launch.kind = args.kind.map(RunKind::from);
+    let mut launch = Launch::new(globals.config.clone(), &args.cmd)?;
+    launch.kind = args.kind;
     launch.harness.clone_from(&args.harness);
     let config = Config::load(globals.config.as_deref())?;
     let host = HostIdentity::detect(globals.host.as_deref());
@@ -159,7 +167,7 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         }
         let n = issue.number;
         let comments = ctx.client.list_issue_comments(n).await?;
-        if let Some(owner) = crate::claim::ownership(ctx, n, &comments).owner {
+        if let Some(owner) = crate::store::ownership(ctx, n, &comments).owner {
             println!("#{n}: skipped, claimed by host {}", owner.record.host);
             report.owned.push(n);
             continue;

@@ -3,9 +3,15 @@
 //! exit status). SIGINT, SIGTERM and SIGHUP to the Run are forwarded to CMD's whole session, or
 //! to CMD alone (`run.forward: leader`); after the grace (`run.kill_grace_secs`, both per kind)
 //! the session is killed, and the issue is handed back. A Run that ends failed or
-//! handed back keeps its worktree's work first (`keep.rs`: commit and push once its command's
+//! handed back keeps its worktree's work first (`observe::keep`: commit and push once its command's
 //! processes are gone), and its end record says what was kept.
-//! Taking and ending the Claim live in `claim.rs` and `release.rs`; this file supervises.
+//! Taking and ending the Claim live in `run::claim` and `run::release`; this file supervises.
+
+pub mod broker;
+pub mod claim;
+pub mod companion;
+pub mod release;
+pub mod stage;
 
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::process::ExitStatus;
@@ -14,17 +20,17 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::broker;
-use crate::claim::{take, ClaimRequest, Held, STAGE_RUNNING};
-use crate::config::{Forward, StopPolicy};
 use crate::context::Ctx;
 use crate::exit;
 use crate::github::{APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR, TOKEN_VARS};
 use crate::host::process::{session_members, signal_session};
 use crate::host::ProcessIdentity;
-use crate::record::Outcome;
-use crate::release::{release, Ending, Released};
-use crate::stage::{stage, StageUpdate};
+use crate::observe::ending::{Ending, Released};
+use crate::protocol::config::{Forward, StopPolicy};
+use crate::protocol::record::Outcome;
+use crate::run::stage::{stage, StageUpdate};
+use claim::{take, ClaimRequest, Held, STAGE_RUNNING};
+use release::release;
 
 /// How CMD's life ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,10 +47,10 @@ pub async fn run(
     ctx: &Ctx,
     req: &ClaimRequest,
     cmd: &[String],
-    companion: &crate::companion::Launch,
+    companion: &crate::run::companion::Launch,
 ) -> anyhow::Result<i32> {
     let held = take(ctx, req).await?;
-    crate::companion::start(ctx, companion, &held.record.claim_id);
+    crate::run::companion::start(ctx, companion, &held.record.claim_id);
     let mut signals = Signals::install()?;
     let mut child = match spawn(ctx, &held, cmd) {
         Ok(child) => child,
@@ -72,7 +78,8 @@ pub async fn run(
     let _ = std::fs::remove_dir_all(watch.broker);
     let (mut ending, code) = ending_of(finish);
     if let Some(reason) = salvage_reason(&ending) {
-        ending.kept = crate::keep::keep_own(ctx, &held.record.claim_id, sid, reason).await?;
+        ending.kept =
+            crate::observe::keep::keep_own(ctx, &held.record.claim_id, sid, reason).await?;
     }
     end_own(ctx, &held.record.claim_id, &ending).await?;
     Ok(code)
@@ -166,7 +173,7 @@ fn spawn(ctx: &Ctx, held: &Held, cmd: &[String]) -> anyhow::Result<tokio::proces
         .env("GITHUB_API_URL", ctx.client.api_url());
     on_path(&mut command);
     if let Some(c) = &held.resume {
-        let resume = crate::resume::resume_command(
+        let resume = crate::protocol::resume::resume_command(
             c.harness.as_deref(),
             c.agent_session.as_deref(),
             c.worktree.as_deref(),

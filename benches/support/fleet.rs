@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use chrono::{TimeZone, Utc};
 use github_emulator::{Permission, Sim, SimConfig, SimServer};
-use thirdshift_reconciler::record::{
+use thirdshift_reconciler::protocol::record::{
     encode, ClaimRecord, ClaimVerdict, DeathReason, HostReport, Kind, RunKind, Verdict,
 };
+use thirdshift_reconciler::text::ToComment;
 
 pub const BOT: &str = "thirdshift-bot";
 pub const BOT_TOKEN: &str = "bot-token";

@@ -11,7 +11,7 @@ use super::error::{GhResult, GithubError};
 use super::issues::encode_segment;
 use super::transport::Retry;
 use super::Client;
-use crate::config::Role;
+use crate::protocol::config::Role;
 
 /// `GET .../collaborators/{username}/permission`, the fields we read.
 #[derive(Debug, Deserialize)]

@@ -5,11 +5,11 @@
 //! still run). No GitHub here: `pickup` decides from this before it sends any request, and
 //! `observe` reports it.
 
-use crate::config::Config;
 use crate::host::liveness::judge;
 use crate::host::state::{LocalClaim, LocalStatus, StateDir};
 use crate::host::table::ProcessTable;
-use crate::record::Verdict;
+use crate::protocol::config::Config;
+use crate::protocol::record::Verdict;
 
 const GIB: u64 = 1 << 30;
 /// Logical CPUs per Run.
@@ -84,9 +84,9 @@ pub fn live_claims(state: &StateDir, table: &ProcessTable, boot_id: &str) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::HostConfig;
     use crate::host::table::ProcessEntry;
-    use crate::record::claim::tests::sample_claim;
+    use crate::protocol::config::HostConfig;
+    use crate::protocol::record::claim::tests::sample_claim;
 
     const GB: u64 = 1_000_000_000;
 

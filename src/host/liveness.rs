@@ -5,13 +5,13 @@
 //!
 //! It is pure over a [`ProcessTable`] snapshot: no IO, no clock. Nothing here looks at an age, a
 //! heartbeat or a timestamp; the only comparison that is not about processes is the boot id. It
-//! does not act on a verdict (ending Claims is reconcile's job, salvage is `crate::keep`'s) and does not
+//! does not act on a verdict (ending Claims is reconcile's job, salvage is `crate::observe::keep`'s) and does not
 //! handle cancel requests.
 
 use std::collections::BTreeSet;
 
 use super::table::ProcessTable;
-use crate::record::{ClaimRecord, DeathReason, Verdict};
+use crate::protocol::record::{ClaimRecord, DeathReason, Verdict};
 
 /// At most this many PIDs are spelled out in a verdict's evidence; `pids` always holds them all.
 const PIDS_IN_EVIDENCE: usize = 10;
@@ -129,7 +129,7 @@ fn short(id: &str) -> String {
 mod tests {
     use super::*;
     use crate::host::table::ProcessEntry;
-    use crate::record::claim::tests::sample_claim;
+    use crate::protocol::record::claim::tests::sample_claim;
 
     const BOOT: &str = "8d1f0c2a-6b1e-4f7e-9a3b-2c5d7e9f1a3b";
     const OTHER_BOOT: &str = "0b7e55aa-1111-2222-3333-444455556666";

@@ -21,7 +21,7 @@ pub fn key(api_url: &str, credentials: &Credentials) -> String {
         Credentials::Token(token) => format!("token:{token}"),
         Credentials::App(app) => format!("app:{}:{:?}", app.app_id, app.installation_id),
     };
-    let h = crate::fingerprint::fnv1a64(format!("{api_url}\n{who}").as_bytes());
+    let h = crate::protocol::fingerprint::fnv1a64(format!("{api_url}\n{who}").as_bytes());
     format!("fnv1a64:{h:016x}")
 }
 

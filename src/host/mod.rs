@@ -6,6 +6,7 @@
 //! never reset or force) and `private.rs` makes the state folder's files the user's only, `turn.rs` makes two processes of one
 //! host take turns at a job, `login.rs` keeps who the credentials belong to, `branch.rs` reads which branch a worktree is on. Nothing here talks to GitHub.
 
+pub mod adopt;
 pub mod branch;
 pub mod capacity;
 pub mod identity;

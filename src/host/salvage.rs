@@ -1,6 +1,6 @@
 //! Host-side salvage of a stopped Run's work, on the Run's own host, once no writer of the Run
 //! survives: what `observe` does for a Claim it has proven dead, and what a Run whose command
-//! failed does before ending its Claim (both through `crate::keep`). In the Claim's worktree it aborts an unfinished merge, stages everything,
+//! failed does before ending its Claim (both through `crate::observe::keep`). In the Claim's worktree it aborts an unfinished merge, stages everything,
 //! commits it as `thirdshift: failed run (<reason>)` when that differs from both HEAD and what
 //! origin has, and pushes to the Issue branch. Whatever cannot be pushed stays where it is and the
 //! [`Salvage`] report says where (path, branch, head, dirty files, unpushed commits).
@@ -57,7 +57,7 @@ pub struct SalvageRequest<'a> {
 
 /// What salvage did and where the work is: the record protocol's type, since it goes into the
 /// host report and the end record.
-pub use crate::record::Salvage;
+pub use crate::protocol::record::Salvage;
 
 /// Salvages the work in `req.worktree`. Blocking (runs `git`); never panics: every failure ends
 /// up in [`Salvage::error`] with the work left in place.

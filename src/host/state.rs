@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::record::ClaimRecord;
+use crate::protocol::record::ClaimRecord;
 
 /// Numbers this process's temporary files, so no two writers share one.
 static TMP_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -38,11 +38,11 @@ pub struct LocalClaim {
     pub record: ClaimRecord,
     /// What salvage kept once the Claim was proven dead (salvage runs once per Claim).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub salvage: Option<crate::record::Salvage>,
+    pub salvage: Option<crate::protocol::record::Salvage>,
     /// How the Run ended by itself, kept before its end record is posted: if GitHub refuses
     /// that write, `observe` reports it and reconcile ends the Claim with this outcome.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished: Option<crate::record::RunEnding>,
+    pub finished: Option<crate::protocol::record::RunEnding>,
 }
 
 /// The folder of local Claim records.
@@ -100,7 +100,7 @@ impl StateDir {
     }
 
     /// What this host's salvage kept of thirdshift Command `claim_id`, if it salvaged it.
-    pub fn adopted_kept(&self, claim_id: &str) -> Option<crate::record::Salvage> {
+    pub fn adopted_kept(&self, claim_id: &str) -> Option<crate::protocol::record::Salvage> {
         let text = fs::read(self.adopted_path(claim_id)).ok()?;
         serde_json::from_slice(&text).ok()
     }
@@ -109,7 +109,7 @@ impl StateDir {
     pub fn save_adopted_kept(
         &self,
         claim_id: &str,
-        kept: &crate::record::Salvage,
+        kept: &crate::protocol::record::Salvage,
     ) -> anyhow::Result<()> {
         let text = serde_json::to_vec_pretty(kept)?;
         self.write(&self.adopted_path(claim_id), &text)
@@ -216,10 +216,25 @@ impl StateDir {
     }
 }
 
+/// The default cache file of a repository inside a state folder.
+pub fn cache_path(state_root: &Path, repo: &str) -> PathBuf {
+    let name: String = repo
+        .chars()
+        .map(|c| match c {
+            '/' => '-',
+            c if c.is_ascii_alphanumeric() || "-_.".contains(c) => c,
+            _ => '_',
+        })
+        .collect();
+    state_root
+        .join("cache")
+        .join(format!("{}.json", name.replacen('-', "--", 1)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::claim::tests::sample_claim;
+    use crate::protocol::record::claim::tests::sample_claim;
 
     #[test]
     fn writers_saving_one_claim_at_once_never_fail() {

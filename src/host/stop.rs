@@ -7,7 +7,7 @@
 //! ticks in this boot, the session only while a member carries the Claim's id in its environment
 //! (or is the Run's child), strays only by the Claim's id. A PID or session id now used by
 //! someone else is never touched. Deciding whom to signal is pure (`plan`); `stop` sends the
-//! signals and waits. Nothing here talks to GitHub or ends the Claim (`crate::cancel` does).
+//! signals and waits. Nothing here talks to GitHub or ends the Claim (`crate::observe::cancel` does).
 
 use std::time::Duration;
 
@@ -16,8 +16,8 @@ use anyhow::Context as _;
 use super::liveness::judge;
 use super::process::{session_members, signal_session, ProcessIdentity, Stat};
 use super::table::{ProcessEntry, ProcessTable};
-use crate::config::{Forward, StopPolicy};
-use crate::record::{ClaimRecord, Verdict};
+use crate::protocol::config::{Forward, StopPolicy};
+use crate::protocol::record::{ClaimRecord, Verdict};
 
 /// How often a stop looks again whether the processes are gone.
 const POLL: Duration = Duration::from_millis(50);
@@ -262,7 +262,7 @@ fn send(p: ProcessIdentity, sig: i32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::claim::tests::sample_claim;
+    use crate::protocol::record::claim::tests::sample_claim;
 
     const BOOT: &str = "8d1f0c2a-6b1e-4f7e-9a3b-2c5d7e9f1a3b";
     const CLAIM: &str = "c-0123456789abcdef";

@@ -16,7 +16,7 @@ use anyhow::Context as _;
 use super::liveness::judge;
 use super::table::ProcessTable;
 use super::{LocalClaim, LocalStatus, StateDir};
-use crate::record::{ClaimRecord, DeathReason, Verdict};
+use crate::protocol::record::{ClaimRecord, DeathReason, Verdict};
 
 /// Judges Claims from one moment's process table, read as little as the verdicts need.
 pub struct Judge {
@@ -133,7 +133,7 @@ fn hidden_but_alive(pid: u32) -> bool {
 mod tests {
     use super::*;
     use crate::host::ProcessIdentity;
-    use crate::record::claim::tests::sample_claim;
+    use crate::protocol::record::claim::tests::sample_claim;
 
     fn claim_of(pid: u32, start_ticks: u64) -> ClaimRecord {
         ClaimRecord {

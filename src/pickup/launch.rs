@@ -11,10 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 
-use crate::cli::Globals;
 use crate::context::Ctx;
 use crate::host::{LocalClaim, LocalStatus, StateDir};
-use crate::record::RunKind;
+use crate::protocol::record::RunKind;
 
 /// How long a started Run may take to win or lose its Claim before pickup stops waiting for it
 /// (it then counts as started: it may still win).
@@ -37,8 +36,8 @@ pub struct Launch {
 }
 
 impl Launch {
-    /// This binary, the config file of `globals`, and CMD (which must not be empty).
-    pub fn new(globals: &Globals, cmd: &[String]) -> anyhow::Result<Launch> {
+    /// This binary, the config file given (`--config`), and CMD (which must not be empty).
+    pub fn new(config: Option<std::path::PathBuf>, cmd: &[String]) -> anyhow::Result<Launch> {
         if cmd.is_empty() {
             return Err(crate::exit::Exit::usage(
                 "pickup needs the command each Run runs: pickup [--max N] [--kind K] [--harness H] -- CMD...",
@@ -47,7 +46,7 @@ impl Launch {
         }
         Ok(Launch {
             exe: std::env::current_exe().context("finding this program's path")?,
-            config: globals.config.clone(),
+            config,
             kind: None,
             harness: None,
             cmd: cmd.to_vec(),
@@ -100,7 +99,8 @@ fn log_path(root: &Path, n: u64, at: DateTime<Utc>) -> PathBuf {
 /// [--harness H] -- CMD...` in
 /// a new session, stdin from /dev/null, output appended to `log`, without `RUNNER_TRACKING_ID`.
 fn spawn(ctx: &Ctx, n: u64, launch: &Launch, log: &Path) -> anyhow::Result<Child> {
-    let mut command = crate::detached::command(ctx, &launch.exe, launch.config.as_deref(), log)?;
+    let mut command =
+        crate::context::detached::command(ctx, &launch.exe, launch.config.as_deref(), log)?;
     command.args(["run", "--issue", &n.to_string()]);
     if let Some(kind) = launch.kind {
         command.args(["--kind", kind.as_str()]);

@@ -13,14 +13,15 @@
 //! `in-progress` off, a Run's issue; so are they when a Claim newer than any the pass read was
 //! taken and has ended meanwhile (its own ending set the labels; an older end's must not undo it).
 
-use crate::claim::{find_end, find_record, post_record};
 use crate::context::Ctx;
-use crate::fresh::Listing;
 use crate::github::Comment;
-use crate::record::{decode, Decoded, Kind, Record};
+use crate::protocol::record::{decode, Decoded, Kind, Record};
 use crate::snapshot::Snapshot;
+use crate::store::read::Listing;
+use crate::store::{find_end, find_record, post_record};
 
 use super::plan::Action;
+use crate::text::ToComment;
 
 /// What a pass wrote, and what failed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -148,13 +149,13 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
 }
 
 /// The fence before issue `n`'s label changes: reads its complete comment list and deletes later
-/// copies of our end records (`fresh::settle_before_leaving`); `false` when a Claim is active
+/// copies of our end records (`store::read::settle_before_leaving`); `false` when a Claim is active
 /// there, or one newer than any the pass read (`seen`) was taken and ended since (a Run took the
 /// issue after the pass read it: the labels are that Run's ending's now), so the changes are
 /// dropped.
 async fn labels_may_change(ctx: &Ctx, n: u64, seen: Option<Option<u64>>) -> anyhow::Result<bool> {
-    let comments = crate::fresh::settle_before_leaving(ctx, n).await?;
-    let own = crate::claim::ownership(ctx, n, &comments);
+    let comments = crate::store::read::settle_before_leaving(ctx, n).await?;
+    let own = crate::store::ownership(ctx, n, &comments);
     let Some(active) = own.active().next() else {
         let newer = seen.is_some_and(|seen| own.newest_claim() > seen);
         if newer {
@@ -192,12 +193,12 @@ fn first_reply(ctx: &Ctx, comments: &[Comment], n: u64, command: u64) -> Option<
 
 /// After posting an end record: if another pass posted one for the same claim first, delete ours
 /// so exactly one remains. Returns the id of the one that remains. The list is read through our
-/// own copy (`fresh.rs`): a stale list could hide the other pass's earlier copy, and both passes
+/// own copy (`store::read`): a stale list could hide the other pass's earlier copy, and both passes
 /// would then keep theirs and go on to the labels, after which no pass reads the issue again.
 /// When the list never shows ours, ours is kept and the action fails, so the labels wait and the
 /// next pass (which still sees `in-progress`) removes the later copy.
 async fn drop_if_second(ctx: &Ctx, issue: u64, claim_id: &str, ours: u64) -> anyhow::Result<u64> {
-    let comments = match crate::fresh::read_through(ctx, issue, ours).await? {
+    let comments = match crate::store::read::read_through(ctx, issue, ours).await? {
         Listing::Fresh(comments) => comments,
         Listing::Gone(_) => anyhow::bail!("our end record {ours} for claim {claim_id} is gone"),
         Listing::Stale => anyhow::bail!(

@@ -6,7 +6,7 @@
 //! A Claim is ended only on evidence: its own host (same name *and* machine id) reporting its Run
 //! dead, a later claim superseded by an earlier active one, or the issue being closed. A silent
 //! host, an old claim or a slow Run ends nothing here: there is no clock to ask. Labels are only
-//! added from the end-label policy (`crate::policy`) or an end record's `labels_after`, and the
+//! added from the end-label policy (`crate::protocol::rules`) or an end record's `labels_after`, and the
 //! only label ever removed is `in-progress`. Records by untrusted authors never reach this code
 //! (`Ownership` leaves them out), and of the problems it reports only duplicate end records are
 //! acted on. Applying the actions, and checking again before each write, belongs to `apply`.
@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::config::Config;
-use crate::record::{
+use crate::protocol::config::Config;
+use crate::protocol::record::{
     CancelRecord, ClaimVerdict, ClaimView, EndRecord, Outcome, ProblemKind, ReplyRecord, Verdict,
 };
 use crate::snapshot::{IssueSnapshot, Snapshot};
@@ -370,22 +370,14 @@ impl Cx<'_> {
     /// An end record for `claim` by this pass; labels stated by the caller.
     fn end_record(&self, claim: &ClaimView, outcome: Outcome, reason: String) -> EndRecord {
         EndRecord {
-            claim_id: claim.record.claim_id.clone(),
-            issue: claim.record.issue,
-            outcome,
-            actor: self.input.actor.clone(),
-            reason: crate::record::field::fit_text(&reason),
-            exit_code: None,
-            signal: None,
             claim_comment_id: Some(claim.comment_id),
-            labels_after: None,
-            kept: None,
-            pull_request: None,
-            continuation: None,
-            resume: None,
-            session: None,
-            adopted: None,
-            ended_at: self.input.now,
+            ..EndRecord::ending(
+                &claim.record,
+                outcome,
+                &self.input.actor,
+                &reason,
+                self.input.now,
+            )
         }
     }
 }

@@ -12,7 +12,7 @@
 //! as ever, only dearer.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -150,21 +150,6 @@ impl Cache {
     }
 }
 
-/// The default cache file of a repository inside a state folder.
-pub fn default_path(state_root: &Path, repo: &str) -> PathBuf {
-    let name: String = repo
-        .chars()
-        .map(|c| match c {
-            '/' => '-',
-            c if c.is_ascii_alphanumeric() || "-_.".contains(c) => c,
-            _ => '_',
-        })
-        .collect();
-    state_root
-        .join("cache")
-        .join(format!("{}.json", name.replacen('-', "--", 1)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,7 +199,7 @@ mod tests {
     fn a_foreign_or_broken_file_is_an_empty_cache() {
         // given a cache saved for one repository, and a broken file
         let dir = tempfile::tempdir().expect("temp dir");
-        let path = default_path(dir.path(), "acme/widgets");
+        let path = crate::host::state::cache_path(dir.path(), "acme/widgets");
         let mut cache = Cache::empty("http://h", "acme/widgets");
         cache.watermark = Some(Utc::now());
         cache.save(&path).expect("saved");

@@ -246,7 +246,7 @@ async fn read_batched(
         .filter(|i| unread.contains(&i.number) && !i.node_id.is_empty())
         .map(|i| (i.number, i.node_id.clone()))
         .collect();
-    let progress = crate::progress::Progress::start("issues", unread.len() as u64);
+    let progress = crate::snapshot::progress::Progress::start("issues", unread.len() as u64);
     let mut out = BTreeMap::new();
     if wanted.len() > 1 {
         match ctx.client.issue_comments_batched(&wanted).await {
@@ -273,7 +273,7 @@ async fn read_batched(
 async fn read_all(
     ctx: &Ctx,
     numbers: &[u64],
-    progress: Option<&crate::progress::Progress>,
+    progress: Option<&crate::snapshot::progress::Progress>,
 ) -> anyhow::Result<BTreeMap<u64, CachedIssue>> {
     let permits = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
     let mut set = tokio::task::JoinSet::new();

@@ -7,14 +7,16 @@
 
 pub mod cache;
 pub mod incremental;
+pub mod pending;
+pub mod progress;
 pub mod read;
 pub mod waiting;
 
 use chrono::{DateTime, Utc};
 
-use crate::commands::Pending;
-use crate::config::Role;
-use crate::record::{HostReport, Ownership};
+use crate::protocol::command::Pending;
+use crate::protocol::config::Role;
+use crate::protocol::record::{HostReport, Ownership};
 
 /// Reads the snapshot through the cache when the context has one (`incremental.rs`), else in
 /// full (`read.rs`); `extra` names issues to include whatever their labels.
@@ -124,9 +126,9 @@ impl Origin {
         self.head.is_some() || !self.pulls.is_empty()
     }
 
-    /// What the label conventions need of it (`policy::labels_after`).
-    pub fn facts(&self) -> crate::policy::OnOrigin {
-        crate::policy::OnOrigin {
+    /// What the label conventions need of it (`protocol::rules::labels_after`).
+    pub fn facts(&self) -> crate::protocol::rules::OnOrigin {
+        crate::protocol::rules::OnOrigin {
             work: self.has_work(),
             open_pull: self.pulls.iter().any(|p| p.state == "open"),
         }
@@ -227,7 +229,7 @@ impl Snapshot {
     pub fn adopted_on<'s>(
         &'s self,
         issue: &IssueSnapshot,
-    ) -> Vec<(&'s ReportView, &'s crate::record::ClaimVerdict)> {
+    ) -> Vec<(&'s ReportView, &'s crate::protocol::record::ClaimVerdict)> {
         let mut out = Vec::new();
         for report in &self.reports {
             for verdict in &report.report.claims {
@@ -244,9 +246,10 @@ impl Snapshot {
     pub fn live_adopted_on<'s>(
         &'s self,
         issue: &IssueSnapshot,
-    ) -> Option<(&'s ReportView, &'s crate::record::ClaimVerdict)> {
-        let alive =
-            |v: &crate::record::ClaimVerdict| matches!(v.verdict, crate::record::Verdict::Alive);
+    ) -> Option<(&'s ReportView, &'s crate::protocol::record::ClaimVerdict)> {
+        let alive = |v: &crate::protocol::record::ClaimVerdict| {
+            matches!(v.verdict, crate::protocol::record::Verdict::Alive)
+        };
         issue.open.then_some(())?;
         self.adopted_on(issue).into_iter().find(|(_, v)| alive(v))
     }

@@ -9,10 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::context::Ctx;
 use crate::github::{Comment, Issue};
-use crate::record::{decode, Decoded, Record, Verdict};
+use crate::protocol::record::{decode, Decoded, Record, Verdict};
 
 use super::{CommandView, IssueSnapshot, LabelChange, Origin, RegistryPage, ReportView, Snapshot};
-use crate::config::Role;
+use crate::protocol::config::Role;
 
 /// Reads the snapshot; `extra` names issues to include whatever their labels.
 pub async fn read(ctx: &Ctx, extra: &[u64]) -> anyhow::Result<Snapshot> {
@@ -103,7 +103,7 @@ pub(super) async fn registry_with(
     pages: Option<&mut crate::github::PageCache>,
 ) -> anyhow::Result<Snapshot> {
     let mut pages = pages;
-    let registry = crate::registry::find_issue_with(ctx, pages.as_deref_mut()).await?;
+    let registry = crate::store::registry::find_issue_with(ctx, pages.as_deref_mut()).await?;
     let mut snapshot = Snapshot {
         registry_issue: registry.as_ref().map(|i| i.number),
         registry_page: registry.as_ref().map(registry_page),
@@ -116,7 +116,7 @@ pub(super) async fn registry_with(
             None => ctx.client.list_issue_comments(n).await?,
         };
         (snapshot.reports, snapshot.duplicate_reports) = reports(ctx, &comments);
-        let waiting = crate::commands::pending::pending(n, &comments, &ctx.trust, &ctx.me);
+        let waiting = crate::snapshot::pending::pending(n, &comments, &ctx.trust, &ctx.me);
         if !waiting.is_empty() {
             add_issue_with(ctx, &mut snapshot, issue, &comments);
         }
@@ -263,7 +263,7 @@ pub(super) fn add_issue_with(
     issue: Issue,
     comments: &[Comment],
 ) {
-    let waiting = crate::commands::pending::pending(issue.number, comments, &ctx.trust, &ctx.me);
+    let waiting = crate::snapshot::pending::pending(issue.number, comments, &ctx.trust, &ctx.me);
     snapshot
         .commands
         .extend(waiting.into_iter().map(|pending| CommandView {
@@ -277,8 +277,8 @@ pub(super) fn add_issue_with(
 /// (origin to be read again when the owner changed) and its waiting commands (appended, roles still to be read).
 pub(super) fn replace_comments(ctx: &Ctx, snapshot: &mut Snapshot, n: u64, comments: &[Comment]) {
     if let Some(i) = snapshot.issues.iter_mut().find(|i| i.number == n) {
-        let owner = |o: &crate::record::Ownership| o.owner.as_ref().map(|c| c.comment_id);
-        let ownership = crate::claim::ownership(ctx, n, comments);
+        let owner = |o: &crate::protocol::record::Ownership| o.owner.as_ref().map(|c| c.comment_id);
+        let ownership = crate::store::ownership(ctx, n, comments);
         if owner(&ownership) != owner(&i.ownership) {
             i.origin = None;
         }
@@ -286,7 +286,7 @@ pub(super) fn replace_comments(ctx: &Ctx, snapshot: &mut Snapshot, n: u64, comme
         i.ownership = ownership;
     }
     snapshot.commands.retain(|c| c.pending.issue != n);
-    let waiting = crate::commands::pending::pending(n, comments, &ctx.trust, &ctx.me);
+    let waiting = crate::snapshot::pending::pending(n, comments, &ctx.trust, &ctx.me);
     snapshot
         .commands
         .extend(waiting.into_iter().map(|pending| CommandView {
@@ -296,7 +296,7 @@ pub(super) fn replace_comments(ctx: &Ctx, snapshot: &mut Snapshot, n: u64, comme
 }
 
 fn issue_snapshot(ctx: &Ctx, issue: Issue, comments: &[Comment]) -> IssueSnapshot {
-    let ownership = crate::claim::ownership(ctx, issue.number, comments);
+    let ownership = crate::store::ownership(ctx, issue.number, comments);
     IssueSnapshot {
         number: issue.number,
         open: issue.is_open(),
@@ -348,7 +348,7 @@ fn reports(ctx: &Ctx, comments: &[Comment]) -> (Vec<ReportView>, Vec<u64>) {
 fn registry_page(issue: &Issue) -> RegistryPage {
     let view = match decode(issue.body.as_deref().unwrap_or("")) {
         Decoded::Record(Record::Other {
-            kind: crate::record::Kind::View,
+            kind: crate::protocol::record::Kind::View,
             json,
         }) => Some(json),
         _ => None,

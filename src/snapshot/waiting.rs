@@ -24,9 +24,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 
 use super::cache::{merge_relevant, relevant, Cache};
-use crate::commands::pending::pending;
 use crate::context::Ctx;
 use crate::github::Comment;
+use crate::snapshot::pending::pending;
 
 /// What one listing of every comment found.
 #[derive(Clone, Debug, Default)]

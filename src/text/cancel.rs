@@ -3,7 +3,7 @@
 //! stopped, and the line `observe` prints for each request it carried out. No decisions here.
 
 use super::{code, one_line, quote, time};
-use crate::record::{AdoptedRun, CancelRecord, CancelView, ClaimView, EndView, Outcome};
+use crate::protocol::record::{AdoptedRun, CancelRecord, CancelView, ClaimView, EndView, Outcome};
 
 /// The readable part of a cancel record comment.
 pub fn cancel_comment(r: &CancelRecord) -> String {
@@ -182,10 +182,11 @@ pub fn not_recorded_here(issue: u64, claim_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::cancel::tests::sample_cancel;
-    use crate::record::claim::tests::sample_claim;
-    use crate::record::end::tests::sample_end;
-    use crate::record::CancelRecord;
+    use crate::protocol::record::cancel::tests::sample_cancel;
+    use crate::protocol::record::claim::tests::sample_claim;
+    use crate::protocol::record::end::tests::sample_end;
+    use crate::protocol::record::CancelRecord;
+    use crate::text::ToComment;
 
     fn claim_view() -> ClaimView {
         ClaimView {
@@ -231,7 +232,7 @@ mod tests {
             adopted_requested(
                 42,
                 "build-01",
-                &crate::record::report::tests::sample_adopted_run("issue-42"),
+                &crate::protocol::record::report::tests::sample_adopted_run("issue-42"),
                 "cx-00000000000000aa",
                 5_000_000_003,
             ),

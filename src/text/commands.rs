@@ -9,9 +9,9 @@
 use chrono::{DateTime, Utc};
 
 use super::code;
-use crate::commands::{Flag, ParseError, Pending, Verb};
-use crate::config::Role;
-use crate::record::{Answer, ClaimView, EndView};
+use crate::protocol::command::{Flag, ParseError, Pending, Verb};
+use crate::protocol::config::Role;
+use crate::protocol::record::{Answer, ClaimView, EndView};
 
 /// What a verb does, one sentence.
 pub fn verb_help(verb: Verb) -> &'static str {

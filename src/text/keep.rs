@@ -1,10 +1,10 @@
-//! The words of keeping a stopped Run's work (`crate::keep`): the reason in a salvage commit's
+//! The words of keeping a stopped Run's work (`crate::observe::keep`): the reason in a salvage commit's
 //! subject (`thirdshift: failed run (<reason>)`) for each way a Run stops without delivering, and
 //! the report when salvage was not attempted because writers of the Run still ran. No decisions
 //! and no IO here; the commit message around the reason is `host/salvage/commit.rs`.
 
 use super::signal_abbrev;
-use crate::record::DeathReason;
+use crate::protocol::record::DeathReason;
 
 /// A Run proven dead by its host: `killed` or `rebooted`.
 pub fn reason_dead(reason: DeathReason) -> String {

@@ -1,19 +1,23 @@
 //! Every piece of text the bot posts to GitHub, as constructor functions, so the wording is in
-//! one place and snapshot-tested. Records use these for their readable part.
+//! one place and snapshot-tested. A record's comment is rendered here from the record
+//! (`comment::ToComment`); records never call text.
 //!
-//! It does not encode records (see `crate::record`) or decide anything. Values from records
+//! It does not encode records (see `crate::protocol::record`) or decide anything. Values from records
 //! (hosts, paths, reasons) are rendered so that they cannot break the Markdown around them:
 //! every line we write starts with fixed text, so no value can open a code fence or start a
 //! line with a record marker and hide or forge the record line below it.
 
 pub mod cancel;
 pub mod commands;
+pub mod comment;
 pub mod keep;
 pub mod reasons;
 
+pub use comment::ToComment;
+
 use chrono::{DateTime, Utc};
 
-use crate::record::{ClaimRecord, EndRecord, HostReport, Outcome, Verdict};
+use crate::protocol::record::{ClaimRecord, EndRecord, HostReport, Outcome, Verdict};
 
 /// The readable part of a claim record comment.
 pub fn claim_comment(c: &ClaimRecord) -> String {
@@ -151,7 +155,7 @@ fn work_lines(e: &EndRecord) -> String {
 }
 
 /// One line saying what salvage kept and where.
-fn kept_line(k: &crate::record::Salvage) -> String {
+fn kept_line(k: &crate::protocol::record::Salvage) -> String {
     let head = k.head.as_deref().map(|h| code(h.get(..12).unwrap_or(h)));
     let at = head.map(|h| format!(" at {h}")).unwrap_or_default();
     if k.worktree_missing {
@@ -408,13 +412,13 @@ pub fn for_terminal(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::claim::tests::{minimal_claim, sample_claim};
-    use crate::record::end::tests::sample_end;
-    use crate::record::{decode, Decoded, Record};
+    use crate::protocol::record::claim::tests::{minimal_claim, sample_claim};
+    use crate::protocol::record::end::tests::sample_end;
+    use crate::protocol::record::{decode, Decoded, Record};
 
     #[test]
     fn host_report_with_each_verdict() {
-        use crate::record::{ClaimVerdict, DeathReason};
+        use crate::protocol::record::{ClaimVerdict, DeathReason};
         let report = HostReport {
             host: "builder-1".into(),
             machine_id: "0123456789abcdef".into(),
@@ -521,7 +525,7 @@ mod tests {
         on_evidence.reason = reasons::recovered_reason(
             "build-01",
             "c-0123456789abcdef",
-            crate::record::DeathReason::PidGone,
+            crate::protocol::record::DeathReason::PidGone,
             "/proc/4242 does not exist",
         );
         let mut forced = recovered();
@@ -559,8 +563,8 @@ mod tests {
         insta::assert_snapshot!(text.join("\n\n---\n\n"));
     }
 
-    fn salvage(pushed: bool) -> crate::record::Salvage {
-        crate::record::Salvage {
+    fn salvage(pushed: bool) -> crate::protocol::record::Salvage {
+        crate::protocol::record::Salvage {
             worktree: "/work/wt/issue-42".into(),
             branch: "issue-42".into(),
             head: Some("0123456789abcdef0123".into()),
@@ -594,9 +598,12 @@ mod tests {
     #[test]
     fn failed_run_whose_writers_outlived_it_says_its_worktree_was_left_alone() {
         let mut end = sample_end(Outcome::Failed);
-        end.kept = Some(crate::record::Salvage {
+        end.kept = Some(crate::protocol::record::Salvage {
             error: Some(keep::writers_left(&[4301], 10)),
-            ..crate::record::Salvage::untouched("/work/wt/issue-42".into(), "issue-42".into())
+            ..crate::protocol::record::Salvage::untouched(
+                "/work/wt/issue-42".into(),
+                "issue-42".into(),
+            )
         });
         insta::assert_snapshot!(end.to_comment());
     }
@@ -627,11 +634,11 @@ mod tests {
         end.reason = crate::text::reasons::adopted_recovered_reason(
             "build-01",
             "acme/widgets/commands/issue/42-20261204T100000+0000~0123456789abcdef.command.json",
-            crate::record::DeathReason::PidGone,
+            crate::protocol::record::DeathReason::PidGone,
             "pid 4242 is gone",
             end.labels_after.as_deref().unwrap(),
         );
-        end.adopted = Some(Box::new(crate::record::AdoptedEvidence {
+        end.adopted = Some(Box::new(crate::protocol::record::AdoptedEvidence {
             host: "build-01".into(),
             machine_id: "0123456789abcdef0123456789abcdef".into(),
             record: "acme/widgets/commands/issue/42-20261204T100000+0000~0123456789abcdef\
@@ -659,7 +666,7 @@ mod tests {
     #[test]
     fn continuation_names_the_session_the_next_run_resumes() {
         let mut end = sample_end(Outcome::Continued);
-        end.continuation = Some(crate::record::Continuation {
+        end.continuation = Some(crate::protocol::record::Continuation {
             number: 2,
             branch: Some("issue-42".into()),
             agent_session: Some("sess-9".into()),

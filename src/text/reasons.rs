@@ -2,7 +2,7 @@
 //! from the decisions so `plan.rs` reads as rules, and beside the rest of the bot's text. One
 //! sentence each, naming the evidence; no decisions and no IO here.
 
-use crate::record::{ClaimView, DeathReason, EndRecord};
+use crate::protocol::record::{ClaimView, DeathReason, EndRecord};
 
 pub fn recovered_reason(host: &str, claim_id: &str, reason: DeathReason, evidence: &str) -> String {
     format!(
@@ -108,7 +108,7 @@ pub fn duplicate_report_reason() -> String {
 /// is kept on this host, and the Claim is ended with it later.
 pub fn end_left_to_observe(
     claim_id: &str,
-    outcome: crate::record::Outcome,
+    outcome: crate::protocol::record::Outcome,
     error: &anyhow::Error,
 ) -> String {
     format!(
@@ -187,13 +187,13 @@ pub fn adopted_stopped_reason(host: &str, request_id: &str, record: &str, outcom
 }
 
 /// The evidence the live view shows for a thirdshift Command its host reported.
-pub fn adopted_evidence(host: &str, verdict: &crate::record::Verdict) -> String {
+pub fn adopted_evidence(host: &str, verdict: &crate::protocol::record::Verdict) -> String {
     match verdict {
-        crate::record::Verdict::Alive => {
+        crate::protocol::record::Verdict::Alive => {
             format!("host {host} reports thirdshift's Command alive")
         }
-        crate::record::Verdict::Dead { evidence, .. }
-        | crate::record::Verdict::WritersAlive { evidence, .. } => format!(
+        crate::protocol::record::Verdict::Dead { evidence, .. }
+        | crate::protocol::record::Verdict::WritersAlive { evidence, .. } => format!(
             "host {host} reports thirdshift's Command {}: {evidence}",
             verdict.label()
         ),
@@ -203,19 +203,20 @@ pub fn adopted_evidence(host: &str, verdict: &crate::record::Verdict) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Outcome, RawComment, Trust};
+    use crate::protocol::record::{Outcome, RawComment, Trust};
+    use crate::text::ToComment;
 
     #[test]
     fn every_reconcile_sentence() {
-        let claim = crate::record::claim::tests::sample_claim();
+        let claim = crate::protocol::record::claim::tests::sample_claim();
         let raw = RawComment {
             id: 5_000_000_007,
             author: "bot".into(),
             body: claim.to_comment(),
         };
-        let own = crate::record::Ownership::of(claim.issue, &[raw], &Trust::new(["bot"]));
+        let own = crate::protocol::record::Ownership::of(claim.issue, &[raw], &Trust::new(["bot"]));
         let view = own.owner.expect("owner");
-        let end = crate::record::end::tests::sample_end(Outcome::Recovered);
+        let end = crate::protocol::record::end::tests::sample_end(Outcome::Recovered);
         let all = [
             recovered_reason("build-01", "c-1", DeathReason::PidGone, "pid 42 is gone"),
             superseded_reason(7, &view, &view),

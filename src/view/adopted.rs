@@ -7,7 +7,7 @@
 //! Pure: the snapshot in, rows out. It decides nothing about the Claim.
 
 use super::model::{RunHealth, RunRow};
-use crate::record::Verdict;
+use crate::protocol::record::Verdict;
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
 /// The rows of the thirdshift Commands host reports name on `issue`, in report order.
@@ -45,7 +45,7 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
                 stage_since: facts
                     .stage_since
                     .as_deref()
-                    .and_then(crate::adopt::record::utc),
+                    .and_then(crate::host::adopt::record::utc),
                 claimed_at: None,
                 branch: facts.branch.clone(),
                 health,

@@ -5,14 +5,15 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
-use crate::config::Config;
-use crate::reconcile::apply::EndedClaim;
-use crate::reconcile::{plan, Plan, PlanInput};
-use crate::record::claim::tests::sample_claim;
-use crate::record::{
+use crate::protocol::config::Config;
+use crate::protocol::record::claim::tests::sample_claim;
+use crate::protocol::record::{
     ClaimRecord, ClaimVerdict, DeathReason, HostReport, Ownership, RawComment, Trust, Verdict,
 };
+use crate::reconcile::apply::EndedClaim;
+use crate::reconcile::{plan, Plan, PlanInput};
 use crate::snapshot::{IssueSnapshot, RegistryPage, ReportView, Snapshot};
+use crate::text::ToComment;
 use crate::view::model::{build, Inputs, View};
 
 pub const BASE: u64 = 5_000_000_000;

@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 
 use super::model::comment_url;
 use super::terminal::age;
+use crate::protocol::record::{ClaimView, EndView};
 use crate::reconcile::{Finding, Plan};
-use crate::record::{ClaimView, EndView};
 use crate::snapshot::IssueSnapshot;
 
 /// The history of `issue`, as of `now`, with the plan's verdicts on its active claims.
@@ -39,7 +39,11 @@ pub fn render(issue: &IssueSnapshot, plan: &Plan, now: DateTime<Utc>) -> String 
         let standing = match end {
             Some(e) => ended(issue, e),
             None => match finding(plan, issue.number, &claim.record.claim_id) {
-                Some(f) => format!("active: {}: {}", crate::summary::health(&f.health), f.note),
+                Some(f) => format!(
+                    "active: {}: {}",
+                    crate::view::summary::health(&f.health),
+                    f.note
+                ),
                 None => "active".into(),
             },
         };

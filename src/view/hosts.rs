@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::model::{comment_url, RunHealth, RunRow};
-use crate::config::SILENT_AFTER_REFRESHES;
+use crate::protocol::config::SILENT_AFTER_REFRESHES;
 use crate::snapshot::Snapshot;
 
 /// One host.

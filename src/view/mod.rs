@@ -16,6 +16,7 @@ pub mod model;
 pub mod publish;
 pub mod record;
 pub mod status;
+pub mod summary;
 pub mod terminal;
 
 #[cfg(test)]

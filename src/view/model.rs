@@ -7,9 +7,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::record::{ClaimView, Outcome};
 use crate::reconcile::apply::EndedClaim;
 use crate::reconcile::{Action, Finding, Health, Plan};
-use crate::record::{ClaimView, Outcome};
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
 pub use super::hosts::HostRow;
@@ -149,7 +149,7 @@ pub struct RunRow {
     /// For a thirdshift Command (docs/thirdshift.md): its record's path on its host.
     pub thirdshift_record: Option<String>,
     /// The command that resumes its agent session from its worktree, when its Harness is known
-    /// (`crate::resume`); a thirdshift Command's as thirdshift recorded it.
+    /// (`crate::protocol::resume`); a thirdshift Command's as thirdshift recorded it.
     pub resume: Option<String>,
 }
 
@@ -281,7 +281,7 @@ fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding) -> RunRow 
         evidence: finding.note.clone(),
         logs: r.logs.clone(),
         thirdshift_record: None,
-        resume: crate::resume::resume_command(
+        resume: crate::protocol::resume::resume_command(
             r.harness.as_deref(),
             r.agent_session.as_deref(),
             r.worktree.as_deref(),

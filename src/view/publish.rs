@@ -71,7 +71,7 @@ pub async fn publish(
     let listing =
         (snapshot.listing.clone()).or_else(|| kept.and_then(|p| p.listing(chrono::Utc::now())));
     let body = record::body(&text, &view.recoveries, listing.as_ref());
-    if let Some(why) = crate::record::write_refusal(&body) {
+    if let Some(why) = crate::protocol::record::write_refusal(&body) {
         anyhow::bail!("the dashboard is not written into registry issue #{issue}: {why}");
     }
     ctx.client

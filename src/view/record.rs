@@ -7,12 +7,12 @@
 use serde_json::json;
 
 use super::model::Recovery;
-use crate::record::{encode, Kind};
+use crate::protocol::record::{encode, Kind};
 
 /// The `content_hash` of `markdown`: FNV-1a, 64 bits, as `fnv1a64:` and 16 hex digits. Not a
 /// security measure: it only tells whether the text changed.
 pub fn content_hash(markdown: &str) -> String {
-    let h = crate::fingerprint::fnv1a64(markdown.as_bytes());
+    let h = crate::protocol::fingerprint::fnv1a64(markdown.as_bytes());
     format!("fnv1a64:{h:016x}")
 }
 
@@ -41,7 +41,7 @@ pub fn body(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{decode, Decoded, Record};
+    use crate::protocol::record::{decode, Decoded, Record};
 
     #[test]
     fn body_is_found_as_the_registry_and_carries_its_hash_and_recoveries() {
@@ -51,7 +51,7 @@ mod tests {
             title: "t <-- x -->".into(),
             claim_id: "c-9".into(),
             host: Some("h".into()),
-            outcome: crate::record::Outcome::Recovered,
+            outcome: crate::protocol::record::Outcome::Recovered,
             ended_at: chrono::Utc::now(),
             end_url: "https://github.com/o/r/issues/9#issuecomment-1".into(),
             forced_by: None,

@@ -9,7 +9,7 @@ use crate::harness;
 use std::path::Path;
 
 use harness::*;
-use thirdshift_reconciler::record::Outcome;
+use thirdshift_reconciler::protocol::record::Outcome;
 use yaml_serde::Value;
 
 /// Every `run:` script of a workflow or action document, with where it is.

@@ -10,14 +10,15 @@ use crate::fleet;
 
 use chrono::Utc;
 use fleet::{chatter, claim, with_death, Fleet, BOT, BOT_TOKEN, IN_PROGRESS, PERSON};
-use thirdshift_reconciler::config::Config;
 use thirdshift_reconciler::context::Ctx;
 use thirdshift_reconciler::github::{Client, Repo};
 use thirdshift_reconciler::host::{HostIdentity, StateDir};
+use thirdshift_reconciler::protocol::config::Config;
+use thirdshift_reconciler::protocol::record::{EndRecord, Outcome, Trust};
 use thirdshift_reconciler::reconcile::{decide, plan, Plan, PlanInput};
-use thirdshift_reconciler::record::{EndRecord, Outcome, Trust};
 use thirdshift_reconciler::snapshot::incremental::{self, CachedRead};
 use thirdshift_reconciler::snapshot::read;
+use thirdshift_reconciler::text::ToComment;
 
 /// splitmix64: a seeded, dependency-free random source.
 struct Rng(u64);

@@ -16,7 +16,10 @@ use github_emulator::Faults;
 use harness::*;
 use thirdshift_reconciler::host::process::session_members;
 use thirdshift_reconciler::host::ProcessIdentity;
-use thirdshift_reconciler::record::{decode, CancelRecord, Decoded, HostReport, Outcome, Record};
+use thirdshift_reconciler::protocol::record::{
+    decode, CancelRecord, Decoded, HostReport, Outcome, Record,
+};
+use thirdshift_reconciler::text::ToComment;
 
 fn cancels(world: &World, issue: u64) -> Vec<CancelRecord> {
     world

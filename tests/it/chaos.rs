@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use github_emulator::{Faults, SimConfig};
 use harness::*;
-use thirdshift_reconciler::record::Outcome;
+use thirdshift_reconciler::protocol::record::Outcome;
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -150,7 +150,7 @@ async fn compare_with_replay(soak: &mut Soak<'_>, seed: u64) -> Duration {
 
 /// Whether the last end is a dead thirdshift Command's that kept its Claim for people
 /// (its work was on origin: `in-progress` and `agent-failed`, as thirdshift's own Failed run).
-fn left_for_people(own: &thirdshift_reconciler::record::Ownership) -> bool {
+fn left_for_people(own: &thirdshift_reconciler::protocol::record::Ownership) -> bool {
     let last_ours = own
         .ended
         .iter()

@@ -6,7 +6,8 @@ use crate::harness;
 
 use github_emulator::Faults;
 use harness::*;
-use thirdshift_reconciler::record::{Outcome, Record};
+use thirdshift_reconciler::protocol::record::{Outcome, Record};
+use thirdshift_reconciler::text::ToComment;
 
 /// Then: exactly one winner whose claim owns the issue, the rest lost with exit 3.
 fn assert_one_owner(world: &World, issue: u64, results: &[(String, std::process::Output)]) {

@@ -11,7 +11,7 @@ use std::path::Path;
 use harness::*;
 use serde_json::Value;
 use support::schema::{report, Validator};
-use thirdshift_reconciler::config::Config;
+use thirdshift_reconciler::protocol::config::Config;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_thirdshift-reconciler")

@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use github_emulator::Permission;
 use harness::*;
 use thirdshift_reconciler::host::{HostIdentity, ProcessIdentity};
-use thirdshift_reconciler::record::{decode, Answer, Decoded, Outcome, Record, ReplyRecord};
+use thirdshift_reconciler::protocol::record::{
+    decode, Answer, Decoded, Outcome, Record, ReplyRecord,
+};
 
 const ALICE: &str = "alice"; // maintain
 const BOB: &str = "bob"; // write
@@ -577,7 +579,7 @@ async fn a_command_on_the_registry_issue_whose_event_never_came_is_answered_once
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let registry = (1..=3)
         .find(|n| {
-            let label = thirdshift_reconciler::registry::REGISTRY_LABEL;
+            let label = thirdshift_reconciler::store::registry::REGISTRY_LABEL;
             (world.sim.issue(*n)).is_some_and(|i| i.labels.iter().any(|l| l == label))
         })
         .expect("the registry issue");

@@ -13,7 +13,7 @@ use std::time::Duration;
 use github_emulator::PullState;
 use harness::*;
 use origin::{git, Origin};
-use thirdshift_reconciler::record::Outcome;
+use thirdshift_reconciler::protocol::record::Outcome;
 
 /// Given: an emulator reading branches from a real bare origin, a Ready issue, and the origin's
 /// working clone (the Run's worktree) on `branch` (`{n}` in it is the issue number).

@@ -25,7 +25,8 @@ use support::openapi::Spec;
 use support::replay::{scenario, Replay, Route};
 use thirdshift_reconciler::github::{Client, GithubError, Repo, RetryPolicy};
 use thirdshift_reconciler::host::ProcessIdentity;
-use thirdshift_reconciler::record::{ClaimRecord, Ownership, RawComment, Trust};
+use thirdshift_reconciler::protocol::record::{ClaimRecord, Ownership, RawComment, Trust};
+use thirdshift_reconciler::text::ToComment;
 
 const ORG: &str = "octokit-fixture-org";
 const TOKEN: &str = "fixture-token";

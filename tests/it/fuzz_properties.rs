@@ -19,10 +19,11 @@ use chrono::{TimeZone, Utc};
 use harness::*;
 use thirdshift_reconciler::github::{Client, Repo};
 use thirdshift_reconciler::host::ProcessIdentity;
-use thirdshift_reconciler::record::{
+use thirdshift_reconciler::protocol::record::{
     decode, field, write_refusal, CancelRecord, ClaimRecord, Decoded, EndRecord, Outcome,
     Ownership, Record, Trust,
 };
+use thirdshift_reconciler::text::ToComment;
 
 /// A small seeded PRNG (xorshift64*): no dependency, same sequence everywhere.
 struct Rng(u64);
@@ -198,9 +199,9 @@ fn mutated_and_random_commands_parse_without_panic_and_answer_safely() {
         let (mut commands, mut invalid) = (0, 0);
         for body in inputs(seed, 6_000) {
             props::check_command(&body);
-            match thirdshift_reconciler::commands::parse::parse(&body) {
-                thirdshift_reconciler::commands::parse::Parsed::Command(_) => commands += 1,
-                thirdshift_reconciler::commands::parse::Parsed::Invalid(_) => invalid += 1,
+            match thirdshift_reconciler::protocol::command::parse(&body) {
+                thirdshift_reconciler::protocol::command::Parsed::Command(_) => commands += 1,
+                thirdshift_reconciler::protocol::command::Parsed::Invalid(_) => invalid += 1,
                 _ => {}
             }
         }
@@ -221,10 +222,10 @@ fn the_properties_catch_what_they_claim_to() {
     assert_eq!(comments[0].author, "mallory");
     assert_eq!(comments[1].author, props::TRUSTED);
     props::check_ownership(7, &comments);
-    let owner = thirdshift_reconciler::record::Ownership::of(
+    let owner = thirdshift_reconciler::protocol::record::Ownership::of(
         7,
         &comments,
-        &thirdshift_reconciler::record::Trust::new([props::TRUSTED]),
+        &thirdshift_reconciler::protocol::record::Trust::new([props::TRUSTED]),
     )
     .owner
     .expect("the trusted claim owns");

@@ -3,16 +3,17 @@
 //! comment, records of an unknown version, a reused claim id, a claim naming another machine under
 //! this host's name) goes through the real `claim`, `observe` and `reconcile` processes. Each is
 //! ignored or reported, never trusted, and never crashes a pass; a live Run is never touched.
-//! The decoder's own cases are unit tests in `src/record/`; this file does not repeat them.
+//! The decoder's own cases are unit tests in `src/protocol/record/`; this file does not repeat them.
 
 use crate::harness;
 
 use harness::*;
 use thirdshift_reconciler::host::{HostIdentity, ProcessIdentity};
-use thirdshift_reconciler::record::{
+use thirdshift_reconciler::protocol::record::{
     CancelRecord, ClaimRecord, ClaimVerdict, DeathReason, EndRecord, HostReport, Outcome, Record,
     Verdict,
 };
+use thirdshift_reconciler::text::ToComment;
 
 /// The registry issue, as the bot's first `observe` made it.
 const REGISTRY_LABEL: &str = "thirdshift-registry";

@@ -16,7 +16,7 @@ use github_emulator::{Permission, SimApp};
 use harness::*;
 use origin::{git, Origin};
 use thirdshift_reconciler::host::process::signal_session;
-use thirdshift_reconciler::record::Outcome;
+use thirdshift_reconciler::protocol::record::Outcome;
 
 const HUMAN: &str = "ready-for-human";
 

@@ -16,7 +16,9 @@ use chrono::Utc;
 use thirdshift_reconciler::host::identity::boot_id;
 use thirdshift_reconciler::host::process::Stat;
 use thirdshift_reconciler::host::{judge, ProcessIdentity, ProcessTable};
-use thirdshift_reconciler::record::{new_claim_id, ClaimRecord, DeathReason, RunKind, Verdict};
+use thirdshift_reconciler::protocol::record::{
+    new_claim_id, ClaimRecord, DeathReason, RunKind, Verdict,
+};
 
 /// A process this test started (or adopted as subreaper); killed and reaped on drop unless the
 /// test already reaped it, so a failing test leaves nothing running.

@@ -54,6 +54,9 @@ mod pickup;
 mod thirdshift;
 mod thirdshift_real;
 
+// The code's own layers.
+mod architecture;
+
 // What users meet: the CLI, the view, the Action, the README, authentication.
 mod action;
 mod app_auth;

@@ -6,7 +6,7 @@
 use crate::harness;
 
 use harness::*;
-use thirdshift_reconciler::record::Outcome;
+use thirdshift_reconciler::protocol::record::Outcome;
 
 const LABEL: &str = "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}";
 

@@ -16,7 +16,7 @@ use thirdshift_reconciler::host::capacity::live_claims;
 use thirdshift_reconciler::host::identity::boot_id;
 use thirdshift_reconciler::host::process::Stat;
 use thirdshift_reconciler::host::{LocalStatus, ProcessTable, StateDir};
-use thirdshift_reconciler::record::{HostReport, Outcome, Record, RunKind};
+use thirdshift_reconciler::protocol::record::{HostReport, Outcome, Record, RunKind};
 
 const BIN: &str = env!("CARGO_BIN_EXE_thirdshift-reconciler");
 const COMMENTS_ROUTE: &str = "/repos/{owner}/{repo}/issues/{issue_number}/comments";

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use thirdshift_reconciler::github::Client;
-use thirdshift_reconciler::record::{decode, Decoded, Record};
+use thirdshift_reconciler::protocol::record::{decode, Decoded, Record};
 
 /// The first `sh` block after `marker` in the README.
 fn readme_block(marker: &str) -> String {

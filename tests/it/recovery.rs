@@ -6,7 +6,7 @@ use crate::harness;
 
 use harness::*;
 use thirdshift_reconciler::host::{HostIdentity, ProcessIdentity};
-use thirdshift_reconciler::record::Outcome;
+use thirdshift_reconciler::protocol::record::Outcome;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_run_is_ended_in_one_pass_and_later_passes_write_nothing() {
@@ -186,12 +186,14 @@ async fn registry_issue_is_created_once_when_two_hosts_start_together() {
         .sim
         .comments(registries[0])
         .into_iter()
-        .filter_map(|c| match thirdshift_reconciler::record::decode(&c.body) {
-            thirdshift_reconciler::record::Decoded::Record(
-                thirdshift_reconciler::record::Record::HostReport(r),
-            ) => Some(r.host),
-            _ => None,
-        })
+        .filter_map(
+            |c| match thirdshift_reconciler::protocol::record::decode(&c.body) {
+                thirdshift_reconciler::protocol::record::Decoded::Record(
+                    thirdshift_reconciler::protocol::record::Record::HostReport(r),
+                ) => Some(r.host),
+                _ => None,
+            },
+        )
         .collect();
     let mut sorted = reports.clone();
     sorted.sort();

@@ -7,7 +7,8 @@ use crate::harness;
 use std::time::Duration;
 
 use harness::*;
-use thirdshift_reconciler::record::Outcome;
+use thirdshift_reconciler::protocol::record::Outcome;
+use thirdshift_reconciler::text::ToComment;
 
 const LABELS_ADD: (&str, &str) = ("POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels");
 const LABELS_DEL: (&str, &str) = (
@@ -279,11 +280,12 @@ async fn a_pass_that_read_before_a_new_run_came_and_finished_leaves_that_runs_la
     let me = thirdshift_reconciler::host::ProcessIdentity::current();
     let record = claim_record(issue, "h2", "m-h2", me, "boot-h2", "c-00000000000000b3");
     world.sim.add_comment(issue, BOT, &record.to_comment());
-    let mut end = thirdshift_reconciler::claim::end_record(
+    let mut end = thirdshift_reconciler::protocol::record::EndRecord::ending(
         &record,
-        thirdshift_reconciler::record::Outcome::Done,
+        thirdshift_reconciler::protocol::record::Outcome::Done,
         "run@h2",
         "the Run's command exited 0",
+        chrono::Utc::now(),
     );
     end.labels_after = Some(vec![]);
     world.sim.add_comment(issue, BOT, &end.to_comment());

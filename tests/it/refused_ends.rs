@@ -9,7 +9,7 @@ use crate::harness;
 use std::path::Path;
 
 use harness::*;
-use thirdshift_reconciler::record::Outcome;
+use thirdshift_reconciler::protocol::record::Outcome;
 
 const COMMENTS: &str = "/repos/{owner}/{repo}/issues/{issue_number}/comments";
 

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use harness::*;
 use thirdshift_reconciler::host::process::session_members;
-use thirdshift_reconciler::record::{EndRecord, Outcome, Record};
+use thirdshift_reconciler::protocol::record::{EndRecord, Outcome, Record};
+use thirdshift_reconciler::text::ToComment;
 
 fn end_records(world: &World, issue: u64) -> Vec<EndRecord> {
     world

@@ -16,7 +16,7 @@ use harness::*;
 use thirdshift_reconciler::host::capacity::live_claims;
 use thirdshift_reconciler::host::identity::boot_id;
 use thirdshift_reconciler::host::{ProcessTable, StateDir};
-use thirdshift_reconciler::record::{Outcome, Record};
+use thirdshift_reconciler::protocol::record::{Outcome, Record};
 
 /// How long a new comment may stay out of comment lists.
 const WINDOW: Duration = Duration::from_millis(300);

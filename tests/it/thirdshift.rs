@@ -25,7 +25,9 @@ use std::path::{Path, PathBuf};
 use harness::*;
 use origin::{git, Origin};
 use thirdshift_reconciler::host::ProcessIdentity;
-use thirdshift_reconciler::record::{decode, ClaimVerdict, DeathReason, Decoded, Record, Verdict};
+use thirdshift_reconciler::protocol::record::{
+    decode, ClaimVerdict, DeathReason, Decoded, Record, Verdict,
+};
 
 /// A Command record as thirdshift's recorder writes it, for `pid` on `issue` of `repo`.
 fn record(repo: &str, issue: u64, hostname: &str, p: ProcessIdentity, boot: &str) -> String {
@@ -465,7 +467,7 @@ async fn a_killed_command_is_ended_as_thirdshifts_failed_run_with_its_work_on_it
     let end = &ends[0].record;
     assert_eq!(
         end.outcome,
-        thirdshift_reconciler::record::Outcome::Recovered
+        thirdshift_reconciler::protocol::record::Outcome::Recovered
     );
     let evidence = end.adopted.as_ref().expect("the evidence");
     assert_eq!((evidence.host.as_str(), evidence.pid), ("h1", p.pid));

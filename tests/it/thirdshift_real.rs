@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use harness::*;
 use origin::{git, Origin};
-use thirdshift_reconciler::record::{Outcome, Verdict};
+use thirdshift_reconciler::protocol::record::{Outcome, Verdict};
 
 /// How long thirdshift may take from start to its Harness session on a loaded CI machine.
 const TO_HARNESS: Duration = Duration::from_secs(120);
@@ -221,12 +221,14 @@ fn kill_group(pgid: u32) {
 fn verdict_of(world: &World, host: &str, issue: u64) -> Option<Verdict> {
     (1..=20)
         .flat_map(|n| world.sim.comments(n))
-        .find_map(|c| match thirdshift_reconciler::record::decode(&c.body) {
-            thirdshift_reconciler::record::Decoded::Record(
-                thirdshift_reconciler::record::Record::HostReport(r),
-            ) if r.host == host => Some(r),
-            _ => None,
-        })?
+        .find_map(
+            |c| match thirdshift_reconciler::protocol::record::decode(&c.body) {
+                thirdshift_reconciler::protocol::record::Decoded::Record(
+                    thirdshift_reconciler::protocol::record::Record::HostReport(r),
+                ) if r.host == host => Some(r),
+                _ => None,
+            },
+        )?
         .claims
         .into_iter()
         .find(|v| v.issue == issue && v.thirdshift.is_some())

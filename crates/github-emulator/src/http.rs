@@ -19,9 +19,17 @@ use serde_json::json;
 use super::ctx::Caller;
 use super::error::ApiError;
 use super::jwt;
-use super::routes::apps::APP_ROUTES;
 use super::state::State as SimState;
 use super::{RequestLogEntry, Sim};
+
+/// The GitHub App routes: the App itself, a repository's installation, an installation token.
+pub(crate) const APP: &str = "/app";
+pub(crate) const INSTALLATION: &str = "/repos/{owner}/{repo}/installation";
+pub(crate) const ACCESS_TOKENS: &str = "/app/installations/{installation_id}/access_tokens";
+
+/// The operations that take an App's JWT, and only a JWT.
+pub(crate) const APP_ROUTES: [(&str, &str); 3] =
+    [("GET", APP), ("GET", INSTALLATION), ("POST", ACCESS_TOKENS)];
 
 /// Budget of a caller without a token, as on GitHub.
 const ANONYMOUS_LIMIT: u32 = 60;

@@ -1,17 +1,21 @@
 //! GitHub's JSON shapes for what the emulator serves: `simple-user`, `private-user`, `label`,
 //! `issue` (with its `pull_request` key when it is one), `issue-comment`, `reaction`,
-//! `full-repository`; branches and pull requests are in `json_refs`. Every field GitHub's OpenAPI
+//! `full-repository`, an issue's link to its pull request; branches and pull requests themselves
+//! are in `json_refs`. Every field GitHub's OpenAPI
 //! description marks required is present with the right type, plus what octocrab 0.54's models
 //! insist on (`gravatar_id`, `assignees`, `author_association`, absolute URLs). All URLs are
 //! built from the base URL of the request, so they are valid and point back at the emulator.
 //!
-//! It only renders: it never changes state and never decides who may see what.
+//! It also holds the response every route sends (`json_response`) and the reaction contents
+//! GitHub accepts. It only renders: it never changes state and never decides who may see what.
 
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::ctx::{percent_encode, Caller};
-use super::state::{Comment, Issue, Label, LabelEvent, Reaction, State, Target, User};
+use super::state::{Comment, Issue, Label, LabelEvent, Pull, Reaction, State, Target, User};
 
 /// RFC 3339 with `Z` and whole seconds, as GitHub writes timestamps.
 pub(crate) fn ts(t: DateTime<Utc>) -> String {
@@ -150,7 +154,7 @@ pub(crate) fn association(st: &State, login: &str) -> &'static str {
 /// `reaction-rollup` for an issue or a comment.
 pub(crate) fn rollup(url: &str, st: &State, target: Target) -> Value {
     let mut v = json!({"url": url, "total_count": 0});
-    for content in super::routes::REACTIONS {
+    for content in REACTIONS {
         v[content] = json!(0);
     }
     let mut total = 0u64;
@@ -206,7 +210,7 @@ pub(crate) fn issue(base: &str, st: &State, i: &Issue) -> Value {
         "state_reason": i.state_reason,
     });
     if let Some(pull) = &i.pull {
-        v["pull_request"] = super::json_refs::issue_pull_link(base, st, i.number, pull);
+        v["pull_request"] = issue_pull_link(base, st, i.number, pull);
     }
     v
 }
@@ -341,4 +345,35 @@ fn repository_counts(st: &State, open: usize, caller: &Caller) -> Value {
 fn host_of(base: &str) -> &str {
     let rest = base.split_once("://").map(|(_, r)| r).unwrap_or(base);
     rest.split(':').next().unwrap_or(rest)
+}
+
+/// The reaction contents GitHub accepts, in its rollup order.
+pub(crate) const REACTIONS: [&str; 8] = [
+    "+1", "-1", "laugh", "confused", "heart", "hooray", "eyes", "rocket",
+];
+
+/// A JSON response with GitHub's content type.
+pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+pub(crate) fn repo_url(base: &str, st: &State) -> String {
+    format!("{base}/repos/{}/{}", st.config.owner, st.config.name)
+}
+
+/// The `pull_request` key of an issue that is a pull request.
+pub(crate) fn issue_pull_link(base: &str, st: &State, number: u64, pull: &Pull) -> Value {
+    let web = html(base, st, &format!("pull/{number}"));
+    json!({
+        "url": format!("{}/pulls/{number}", repo_url(base, st)),
+        "html_url": web,
+        "diff_url": format!("{web}.diff"),
+        "patch_url": format!("{web}.patch"),
+        "merged_at": opt_ts(pull.merged_at),
+    })
 }

@@ -11,13 +11,9 @@
 use serde_json::{json, Value};
 
 use super::ctx::{percent_encode, Caller};
-use super::json::{self, html, node_id, opt_ts, ts, user_by_login};
+use super::json::{self, html, node_id, opt_ts, repo_url, ts, user_by_login};
 use super::origin::{CommitInfo, Signature};
 use super::state::{fake_sha, Issue, Pull, State};
-
-fn repo_url(base: &str, st: &State) -> String {
-    format!("{base}/repos/{}/{}", st.config.owner, st.config.name)
-}
 
 /// `short-branch`, an item of `GET /repos/{owner}/{repo}/branches`.
 pub(crate) fn short_branch(base: &str, st: &State, name: &str, sha: &str) -> Value {
@@ -102,18 +98,6 @@ fn commit(base: &str, st: &State, sha: &str, info: Option<&CommitInfo>) -> Value
 
 fn git_user(s: &Signature) -> Value {
     json!({ "name": s.name, "email": s.email, "date": ts(s.date) })
-}
-
-/// The `pull_request` key of an issue that is a pull request.
-pub(crate) fn issue_pull_link(base: &str, st: &State, number: u64, pull: &Pull) -> Value {
-    let web = html(base, st, &format!("pull/{number}"));
-    json!({
-        "url": format!("{}/pulls/{number}", repo_url(base, st)),
-        "html_url": web,
-        "diff_url": format!("{web}.diff"),
-        "patch_url": format!("{web}.patch"),
-        "merged_at": opt_ts(pull.merged_at),
-    })
 }
 
 /// The shas a pull request shows for its head and base right now (routes decide them: an open

@@ -73,8 +73,8 @@ fn page_url(ctx: &Ctx, page: usize) -> String {
 pub(crate) fn page_response<T>(items: Vec<T>, ctx: &Ctx, render: impl Fn(T) -> Value) -> Response {
     let (page, link) = paginate(items, ctx);
     let page: Vec<Value> = page.into_iter().map(render).collect();
-    let mut resp = super::routes::json_response(axum::http::StatusCode::OK, &Value::Array(page))
-        .into_response();
+    let mut resp =
+        super::json::json_response(axum::http::StatusCode::OK, &Value::Array(page)).into_response();
     if let Some(link) = link.and_then(|l| HeaderValue::from_str(&l).ok()) {
         resp.headers_mut().insert(axum::http::header::LINK, link);
     }

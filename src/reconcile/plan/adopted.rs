@@ -1,6 +1,6 @@
 //! thirdshift's own Commands on an issue no claim of ours owns (docs/thirdshift.md). thirdshift
 //! claims with the `in-progress` label alone, so its Claim is the label; the Command's host
-//! reports its verdict (`adopt/here.rs`). A Command its host proved dead, no writer left, is
+//! reports its verdict (`host::adopt::here`). A Command its host proved dead, no writer left, is
 //! ended the way thirdshift 0.19.0's own Failed run labels the issue (`src/claim.rs`:
 //! `Claimed::end`, `release_if_nothing_on_origin`, `label_failed`): with nothing of it on origin
 //! and nothing kept, the Claim is released (`ready-for-agent` back in place of `in-progress`);
@@ -10,8 +10,8 @@
 //! While any Command of the issue lives (or has writers alive), nothing is ended: labels are the
 //! live one's. An issue no longer `in-progress` is left as it is, as thirdshift leaves it. Pure.
 
-use crate::policy::{adopted_labels_after, later_issue_branch, SECURITY_FIX};
-use crate::record::{AdoptedEvidence, ClaimVerdict, Outcome, Verdict};
+use crate::protocol::record::{AdoptedEvidence, ClaimVerdict, Outcome, Verdict};
+use crate::protocol::rules::{adopted_labels_after, later_issue_branch, SECURITY_FIX};
 use crate::snapshot::{IssueSnapshot, ReportView};
 use crate::text::reasons::{adopted_evidence, adopted_recovered_reason};
 
@@ -76,12 +76,12 @@ impl Cx<'_> {
             unreachable!("only dead Commands are ended")
         };
         let why = adopted_recovered_reason(host, &facts.record, *reason, evidence, labels_after);
-        let end = crate::record::EndRecord {
+        let end = crate::protocol::record::EndRecord {
             claim_id: v.claim_id.clone(),
             issue: issue.number,
             outcome: Outcome::Recovered,
             actor: self.input.actor.clone(),
-            reason: crate::record::field::fit_text(&why),
+            reason: crate::protocol::record::field::fit_text(&why),
             exit_code: None,
             signal: None,
             claim_comment_id: None,
@@ -92,7 +92,7 @@ impl Cx<'_> {
             resume: facts
                 .resume
                 .clone()
-                .filter(|r| crate::record::field::path("resume", r).is_ok()),
+                .filter(|r| crate::protocol::record::field::path("resume", r).is_ok()),
             session: None,
             adopted: Some(Box::new(AdoptedEvidence {
                 host: host.clone(),

@@ -12,8 +12,8 @@
 //! reported, naming the person as the end record's actor. `cancel` posts a cancel request;
 //! `status` and `help` only answer.
 
-use crate::commands::{Command, Parsed, Recover};
-use crate::record::{Answer, CancelRecord, ClaimView, ReplyRecord, Verdict};
+use crate::protocol::command::{Command, Parsed, Recover};
+use crate::protocol::record::{Answer, CancelRecord, ClaimView, ReplyRecord, Verdict};
 use crate::snapshot::{CommandView, IssueSnapshot};
 use crate::text::commands as text;
 use crate::text::reasons::recovered_reason;
@@ -178,7 +178,7 @@ impl Cx<'_> {
 
     /// `cancel` of a live thirdshift Command on an issue no claim of ours owns: its host is asked
     /// to stop it the way thirdshift stops itself (`thirdshift stop … --requeue`, see
-    /// `crate::stop_adopted`). `None` when no live Command of thirdshift is reported there.
+    /// `crate::observe::stop_adopted`). `None` when no live Command of thirdshift is reported there.
     fn cancel_adopted(
         &self,
         issue: &IssueSnapshot,

@@ -5,10 +5,10 @@
 //! branch, pull request, worktree and the command to resume the agent session. Pure, like the
 //! rest of `plan`.
 
-use crate::config::OnDead;
-use crate::policy::{continuations, label_unstarted, labels_after};
-use crate::record::{ClaimView, Continuation, DeathReason, Outcome, RunEnding, Salvage};
-use crate::resume::resume_command;
+use crate::protocol::config::OnDead;
+use crate::protocol::record::{ClaimView, Continuation, DeathReason, Outcome, RunEnding, Salvage};
+use crate::protocol::resume::resume_command;
+use crate::protocol::rules::{continuations, label_unstarted, labels_after};
 use crate::snapshot::IssueSnapshot;
 use crate::text::reasons::{finished_for_run, labels_clause, recovered_reason};
 
@@ -92,7 +92,7 @@ impl Cx<'_> {
 impl Cx<'_> {
     /// Ends `owner`, whose Run ended by itself as `finished` says but could not write its end
     /// record (its host reports the outcome it kept): with that outcome, its status and what it
-    /// kept, labelled as the Run itself would have (`crate::release`), never as a recovery.
+    /// kept, labelled as the Run itself would have (`crate::run::release`), never as a recovery.
     pub(super) fn end_finished(
         &self,
         issue: &IssueSnapshot,

@@ -1,7 +1,7 @@
 //! One issue's planned actions, kept apart by kind so they come out in the order `apply` must
 //! write them. It decides nothing: the rules in `plan.rs`, `recover.rs` and `commands.rs` do.
 
-use crate::record::EndRecord;
+use crate::protocol::record::EndRecord;
 use crate::snapshot::IssueSnapshot;
 
 use super::Action;

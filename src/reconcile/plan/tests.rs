@@ -5,11 +5,14 @@
 use chrono::TimeZone;
 
 use super::*;
-use crate::record::claim::tests::sample_claim;
-use crate::record::DeathReason;
-use crate::record::{ClaimRecord, ClaimVerdict, HostReport, Ownership, RawComment, Trust};
+use crate::protocol::record::claim::tests::sample_claim;
+use crate::protocol::record::DeathReason;
+use crate::protocol::record::{
+    ClaimRecord, ClaimVerdict, HostReport, Ownership, RawComment, Trust,
+};
 use crate::snapshot::ReportView;
 use crate::snapshot::{Origin, Pull};
+use crate::text::ToComment;
 
 const READY: &str = "ready-for-agent";
 const IN_PROGRESS: &str = "in-progress";
@@ -308,7 +311,7 @@ fn a_run_that_ended_by_itself_but_could_not_write_its_end_is_ended_with_its_own_
         // given a Run that ended by itself (a stage of its own reported), whose host reports the
         // outcome it kept because GitHub refused its end record, and its process gone
         let c = claim(7, "c-a");
-        let finished = crate::record::RunEnding {
+        let finished = crate::protocol::record::RunEnding {
             outcome,
             reason: format!("the Run's command exited with status {code}"),
             exit_code: Some(code),
@@ -990,8 +993,8 @@ fn same_snapshot_gives_the_same_plan() {
 
 // ---- Keeping and continuing work (issue 4) ----
 
-fn kept(nothing_to_keep: bool, pushed: bool) -> crate::record::Salvage {
-    crate::record::Salvage {
+fn kept(nothing_to_keep: bool, pushed: bool) -> crate::protocol::record::Salvage {
+    crate::protocol::record::Salvage {
         worktree: "/work/wt/issue-7".into(),
         branch: "issue-7".into(),
         head: Some("abc123".into()),
@@ -1010,7 +1013,7 @@ fn kept(nothing_to_keep: bool, pushed: bool) -> crate::record::Salvage {
     }
 }
 
-fn dead_kept(c: &ClaimRecord, k: Option<crate::record::Salvage>) -> ClaimVerdict {
+fn dead_kept(c: &ClaimRecord, k: Option<crate::protocol::record::Salvage>) -> ClaimVerdict {
     ClaimVerdict {
         kept: k,
         ..verdict(c, dead())
@@ -1104,8 +1107,8 @@ fn dead_run_that_kept_nothing_is_requeued_even_after_reporting_a_stage() {
 #[test]
 fn continue_policy_requeues_as_a_continuation_until_the_limit() {
     let config = Config {
-        recovery: crate::config::Recovery {
-            on_dead: crate::config::OnDead::Continue,
+        recovery: crate::protocol::config::Recovery {
+            on_dead: crate::protocol::config::OnDead::Continue,
             max_continuations: 2,
         },
         ..Config::default()

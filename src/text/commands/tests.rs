@@ -2,10 +2,10 @@
 //! out of the code span they are shown in.
 
 use super::*;
-use crate::commands::{parse, Parsed};
-use crate::record::claim::tests::sample_claim;
-use crate::record::end::tests::sample_end;
-use crate::record::{ClaimView, EndView, Outcome};
+use crate::protocol::command::{parse, Parsed};
+use crate::protocol::record::claim::tests::sample_claim;
+use crate::protocol::record::end::tests::sample_end;
+use crate::protocol::record::{ClaimView, EndView, Outcome};
 
 fn pending(body: &str) -> Pending {
     Pending {

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use thirdshift_reconciler::host::process::session_members;
 use thirdshift_reconciler::host::ProcessIdentity;
-use thirdshift_reconciler::record::{decode, ClaimView, Decoded, Outcome, Record, Verdict};
+use thirdshift_reconciler::protocol::record::{
+    decode, ClaimView, Decoded, Outcome, Record, Verdict,
+};
 
 use super::*;
 

@@ -4,7 +4,7 @@
 //! long soak keeps starting Runs. The fault-free replay (`replay.rs`) repeats both. It checks no
 //! invariant (`chaos.rs` does).
 
-use thirdshift_reconciler::record::{ClaimState, ClaimView};
+use thirdshift_reconciler::protocol::record::{ClaimState, ClaimView};
 
 use super::*;
 

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use github_emulator::{Permission, Sim, SimConfig, SimServer};
-use thirdshift_reconciler::record::{Decoded, Ownership, RawComment, Record, Trust};
+use thirdshift_reconciler::protocol::record::{Decoded, Ownership, RawComment, Record, Trust};
 
 pub const BOT: &str = "thirdshift-bot";
 pub const BOT_TOKEN: &str = "bot-token";
@@ -164,10 +164,12 @@ impl World {
             .comments(issue)
             .into_iter()
             .filter(|c| c.author == BOT)
-            .filter_map(|c| match thirdshift_reconciler::record::decode(&c.body) {
-                Decoded::Record(r) => Some(r),
-                _ => None,
-            })
+            .filter_map(
+                |c| match thirdshift_reconciler::protocol::record::decode(&c.body) {
+                    Decoded::Record(r) => Some(r),
+                    _ => None,
+                },
+            )
             .collect()
     }
 

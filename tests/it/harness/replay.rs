@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use thirdshift_reconciler::record::{ClaimView, EndView};
+use thirdshift_reconciler::protocol::record::{ClaimView, EndView};
 
 use super::*;
 
@@ -231,7 +231,7 @@ impl Soak<'_> {
     /// Issue `n`'s comments and label changes in the order they were made, one line each: what
     /// a divergence prints so that the soak's run of events can be read after the fact.
     pub fn timeline(&self, n: u64) -> String {
-        use thirdshift_reconciler::record::{decode, Decoded, Record};
+        use thirdshift_reconciler::protocol::record::{decode, Decoded, Record};
         let comments = self.world.sim.comments(n).into_iter().map(|c| {
             let what = match decode(&c.body) {
                 Decoded::Record(Record::Claim(r)) => format!("claim {} by {}", r.claim_id, r.host),

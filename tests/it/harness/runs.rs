@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use thirdshift_reconciler::host::process::{session_members, signal_session};
 use thirdshift_reconciler::host::{HostIdentity, ProcessIdentity};
-use thirdshift_reconciler::record::{ClaimRecord, EndRecord, Record, RunKind};
+use thirdshift_reconciler::protocol::record::{ClaimRecord, EndRecord, Record, RunKind};
 
 use super::*;
+use thirdshift_reconciler::text::ToComment;
 
 /// A Run started by the real binary, once its command runs in its own session.
 pub struct LiveRun {

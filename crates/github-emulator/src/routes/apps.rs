@@ -20,14 +20,6 @@ use crate::json::{node_id, owner, ts};
 use crate::state::{App, State as SimState};
 use crate::{Permission, Sim};
 
-pub(crate) const APP: &str = "/app";
-pub(crate) const INSTALLATION: &str = "/repos/{owner}/{repo}/installation";
-pub(crate) const ACCESS_TOKENS: &str = "/app/installations/{installation_id}/access_tokens";
-
-/// The operations that take an App's JWT, and only a JWT.
-pub(crate) const APP_ROUTES: [(&str, &str); 3] =
-    [("GET", APP), ("GET", INSTALLATION), ("POST", ACCESS_TOKENS)];
-
 /// The calling App (the pipeline let only JWT callers through).
 fn calling_app(st: &SimState, ctx: &Ctx) -> Result<App, ApiError> {
     ctx.caller

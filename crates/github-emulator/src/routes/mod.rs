@@ -14,9 +14,7 @@ mod pulls;
 mod reactions;
 mod repo;
 
-use axum::http::{header, StatusCode};
 use axum::middleware::from_fn_with_state;
-use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::Router;
 use serde_json::Value;
@@ -24,11 +22,7 @@ use serde_json::Value;
 use super::ctx::Caller;
 use super::error::ApiError;
 use super::{http, Permission, Sim};
-
-/// The reaction contents GitHub accepts, in its rollup order.
-pub(crate) const REACTIONS: [&str; 8] = [
-    "+1", "-1", "laugh", "confused", "heart", "hooray", "eyes", "rocket",
-];
+use crate::json::{json_response, REACTIONS};
 
 /// GitHub caps issue and comment bodies at this many characters.
 pub(crate) const MAX_BODY_CHARS: usize = 65_536;
@@ -109,19 +103,9 @@ fn ref_routes() -> Router<Sim> {
 /// The GitHub App endpoints (JWT only).
 fn app_routes() -> Router<Sim> {
     Router::new()
-        .route(apps::APP, get(apps::get_app))
-        .route(apps::INSTALLATION, get(apps::get_installation))
-        .route(apps::ACCESS_TOKENS, post(apps::create_token))
-}
-
-/// A JSON response with GitHub's content type.
-pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
-        body.to_string(),
-    )
-        .into_response()
+        .route(http::APP, get(apps::get_app))
+        .route(http::INSTALLATION, get(apps::get_installation))
+        .route(http::ACCESS_TOKENS, post(apps::create_token))
 }
 
 /// 401 for anonymous callers, 403 when the caller's role is below `role`.

@@ -4,6 +4,7 @@
 //! Claim off. No HTTP.
 
 use super::*;
+use crate::text::ToComment;
 
 const AGENT_FAILED: &str = "agent-failed";
 const TS: &str = "ts-00000000000000a7";
@@ -17,7 +18,9 @@ fn command(verdict: Verdict, branch: &str) -> ClaimVerdict {
         issue: 7,
         verdict,
         kept: None,
-        thirdshift: Some(crate::record::report::tests::sample_adopted_run(branch)),
+        thirdshift: Some(crate::protocol::record::report::tests::sample_adopted_run(
+            branch,
+        )),
         finished: None,
     }
 }
@@ -184,15 +187,15 @@ fn an_end_record_naming_a_thirdshift_command_needs_its_evidence_and_a_trusted_au
 /// `/thirdshift cancel` by a writer, comment `BASE + id` on issue 7.
 fn cancel_comment(id: u64) -> crate::snapshot::CommandView {
     crate::snapshot::CommandView {
-        pending: crate::commands::Pending {
+        pending: crate::protocol::command::Pending {
             issue: 7,
             comment_id: BASE + id,
             author: "bob".into(),
             html_url: format!("https://github.com/o/r/issues/7#issuecomment-{}", BASE + id),
-            parsed: crate::commands::parse("/thirdshift cancel"),
+            parsed: crate::protocol::command::parse("/thirdshift cancel"),
             edited: false,
         },
-        role: crate::config::Role::Write,
+        role: crate::protocol::config::Role::Write,
     }
 }
 

@@ -2,9 +2,10 @@
 //! the same evidence a pass uses, and that a command and a pass never decide differently. No HTTP.
 
 use super::*;
-use crate::commands::{parse, Pending};
-use crate::config::Role;
+use crate::protocol::command::{parse, Pending};
+use crate::protocol::config::Role;
 use crate::snapshot::CommandView;
+use crate::text::ToComment;
 
 /// A command comment `id` by `author` (of `role`) on issue `n`.
 fn cmd(n: u64, id: u64, author: &str, role: Role, body: &str) -> CommandView {

@@ -1,0 +1,180 @@
+//! Ending a Claim the way its Run ended: an end record first (posted exactly once, whoever
+//! repeats it), then the labels, one at a time, as the label conventions say (`labels.preset`,
+//! `labels.after`; `protocol::rules::labels_after`), from what reached origin (its Issue branch
+//! and pull requests, read as reconcile reads them) and what the Run's host kept. Used by the
+//! Run's own `release` and by this host's observe carrying out a cancel request. Safe to repeat:
+//! a Claim already ended is left as it is. Labels are touched only when the Claim owned the
+//! issue, as read from a comment list that shows the claim's own comment when this host knows it
+//! (`store::read`). A Run stopped by a signal while a trusted cancel request for its Claim is
+//! pending ends `cancelled` (`as_cancelled`), so the Run and the host carrying
+//! the request out write the same end, whichever writes it.
+
+use chrono::Utc;
+
+use crate::context::Ctx;
+use crate::host::LocalStatus;
+use crate::protocol::record::Ownership;
+use crate::protocol::record::{ClaimRecord, ClaimState, EndRecord, Kind, Outcome};
+use crate::protocol::resume::resume_command;
+use crate::protocol::rules::{self, label_unstarted, labels_after};
+use crate::snapshot::Origin;
+use crate::store::post_record;
+use crate::text::cancel as text;
+use crate::text::ToComment;
+
+/// How a Claim ends: the record a Run keeps locally before posting it
+/// ([`crate::protocol::record::RunEnding`]), so a refused write loses nothing.
+pub type Ending = crate::protocol::record::RunEnding;
+
+/// What `release` did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Released {
+    /// We posted the end record (and set labels if we owned the issue).
+    Ended,
+    /// Someone had already ended it: nothing done.
+    AlreadyEnded { outcome: Outcome, by: String },
+}
+
+/// Ends the Claim `claim_id` on issue `n` as `actor`, and marks this host's local record of it
+/// (if any) ended. With a local record the comments are read through its claim comment, so a
+/// stale list never decides whether the Claim owned the issue.
+pub async fn end_claim(
+    ctx: &Ctx,
+    n: u64,
+    claim_id: &str,
+    actor: &str,
+    ending: &Ending,
+) -> anyhow::Result<Released> {
+    let comments = match ctx.state.load(claim_id) {
+        Ok(local) => crate::store::read::claim_comments(ctx, &local).await?,
+        Err(_) => ctx.client.list_issue_comments(n).await?,
+    };
+    let own = crate::store::ownership(ctx, n, &comments);
+    let (view, owner) = match own.state(claim_id) {
+        ClaimState::Ended { end, .. } => {
+            mark_ended(ctx, claim_id)?;
+            return Ok(Released::AlreadyEnded {
+                outcome: end.record.outcome,
+                by: end.author.clone(),
+            });
+        }
+        ClaimState::Owner(v) => (v.clone(), true),
+        ClaimState::Superseded { claim, .. } => (claim.clone(), false),
+        ClaimState::Unknown => anyhow::bail!(
+            "claim {claim_id} is not on issue #{n}: nothing to end (its comment is gone or not \
+             trusted)"
+        ),
+    };
+    let cancelled = as_cancelled(&own, claim_id, ending);
+    let ending = cancelled.as_ref().unwrap_or(ending);
+    let record = &view.record;
+    let mut end = EndRecord::ending(record, ending.outcome, actor, &ending.reason, Utc::now());
+    end.exit_code = ending.exit_code;
+    end.signal = ending.signal;
+    end.kept.clone_from(&ending.kept);
+    end.claim_comment_id = Some(view.comment_id);
+    let origin = if owner && ending.started {
+        origin_of(ctx, record, ending.outcome).await
+    } else {
+        None
+    };
+    let list: Vec<String> = if owner && !ending.started {
+        label_unstarted(&ctx.config.labels, record)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    } else if owner {
+        let on_origin = origin.as_ref().map(|o| o.facts());
+        let kept = ending.kept.as_ref();
+        labels_after(&ctx.config.labels, record, ending.outcome, on_origin, kept)
+    } else {
+        Vec::new()
+    };
+    end.labels_after = owner.then(|| list.clone());
+    end.pull_request = origin.as_ref().and_then(|o| o.pull_request());
+    let queued = list
+        .iter()
+        .any(|l| l.eq_ignore_ascii_case(&ctx.config.labels.ready));
+    if ending.outcome != Outcome::Done && ending.started && !queued {
+        let r = record;
+        end.resume = resume_command(
+            r.harness.as_deref(),
+            r.agent_session.as_deref(),
+            r.worktree.as_deref(),
+        );
+        end.session.clone_from(&r.agent_session);
+    }
+    end.ended_at = Utc::now();
+    post_record(ctx, n, claim_id, Kind::End, &end.to_comment()).await?;
+    if owner {
+        for label in &list {
+            ctx.client.add_label(n, label).await?;
+        }
+        if !ctx.config.labels.keeps_in_progress(&list) {
+            crate::store::read::settle_before_leaving(ctx, n).await?;
+            ctx.client
+                .remove_label(n, &ctx.config.labels.in_progress)
+                .await?;
+        }
+    }
+    mark_ended(ctx, claim_id)?;
+    tracing::info!(
+        issue = n,
+        claim = claim_id,
+        outcome = ending.outcome.as_str(),
+        "claim ended"
+    );
+    Ok(Released::Ended)
+}
+
+/// What origin holds of the Run's Issue branch, read the way reconcile reads it before choosing
+/// labels, when the outcome's labels depend on it (done: an open pull request; failed: any work
+/// there). `None` when not needed, or when GitHub could not say (the labels are then chosen from
+/// what the Run's host kept, as before).
+async fn origin_of(ctx: &Ctx, record: &ClaimRecord, outcome: Outcome) -> Option<Origin> {
+    if !matches!(outcome, Outcome::Done | Outcome::Failed) {
+        return None;
+    }
+    let branch = record.issue_branch();
+    match Origin::read(ctx, &branch).await {
+        Ok(origin) => Some(origin),
+        Err(e) => {
+            tracing::warn!(
+                branch,
+                "origin not read; labels chosen from what was kept: {e:#}"
+            );
+            None
+        }
+    }
+}
+
+/// Marks this host's local record of `claim_id` ended, when there is one.
+pub(crate) fn mark_ended(ctx: &Ctx, claim_id: &str) -> anyhow::Result<()> {
+    if ctx.state.load(claim_id).is_ok() {
+        ctx.state
+            .update(claim_id, |c| c.status = LocalStatus::Ended)?;
+    }
+    Ok(())
+}
+
+/// The ending a Run's own `release` writes instead of `ending` when the Run was stopped (handed
+/// back, or its command killed by a stop signal) while a trusted cancel request for its Claim
+/// is pending: `cancelled`, naming the request.
+pub fn as_cancelled(own: &Ownership, claim_id: &str, ending: &Ending) -> Option<Ending> {
+    let stopped = match ending.outcome {
+        Outcome::HandedBack => true,
+        Outcome::Failed => ending
+            .signal
+            .is_some_and(|s| rules::STOP_SIGNALS.contains(&s)),
+        _ => false,
+    };
+    if !stopped {
+        return None;
+    }
+    let request = own.pending_cancel(claim_id)?;
+    Some(Ending {
+        outcome: rules::cancel_outcome(request),
+        reason: text::cancelled_reason(request, &ending.reason),
+        ..ending.clone()
+    })
+}

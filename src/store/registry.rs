@@ -1,0 +1,111 @@
+//! The registry issue: one issue per repository that holds each host's report as a comment (and,
+//! later, the live view in its body). It is found again by its label and hidden marker, written by
+//! a trusted identity; `config.registry_issue` pins it. When two hosts create it at the same
+//! moment, the lowest number wins and the other closes its own, so there is never more than one
+//! in use. It holds no decisions about Claims.
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use crate::context::Ctx;
+use crate::github::Issue;
+use crate::protocol::record::{decode, encode, Decoded, Kind, Record};
+
+/// The label that lets hosts find the registry issue without reading every issue.
+pub const REGISTRY_LABEL: &str = "thirdshift-registry";
+
+/// Whether `issue` is a registry issue written by someone we trust.
+fn is_registry(ctx: &Ctx, issue: &Issue) -> bool {
+    let author = issue.user.as_ref().map(|u| u.login.as_str()).unwrap_or("");
+    let marked = matches!(
+        decode(issue.body.as_deref().unwrap_or("")),
+        Decoded::Record(Record::Other {
+            kind: Kind::View,
+            ..
+        })
+    );
+    marked && ctx.trust.is_trusted(author)
+}
+
+/// The registry issue's number, if there is one (never creates it).
+pub async fn find(ctx: &Ctx) -> anyhow::Result<Option<u64>> {
+    if let Some(n) = ctx.config.registry_issue {
+        return Ok(Some(n));
+    }
+    Ok(registries(ctx, None).await?.first().map(|i| i.number))
+}
+
+/// The registry issue itself, body included (the live view's last state), if there is one.
+/// A pinned registry issue costs one read; a found one none beyond the search.
+pub async fn find_issue(ctx: &Ctx) -> anyhow::Result<Option<Issue>> {
+    find_issue_with(ctx, None).await
+}
+
+/// [`find_issue`], the search read conditionally through `pages` when given (a 304, free of
+/// rate budget, when no registry issue changed: an idle pass's case).
+pub async fn find_issue_with(
+    ctx: &Ctx,
+    pages: Option<&mut crate::github::PageCache>,
+) -> anyhow::Result<Option<Issue>> {
+    if let Some(n) = ctx.config.registry_issue {
+        let issue = ctx.client.get_issue(n).await;
+        return match issue {
+            Ok(i) => Ok(Some(i)),
+            Err(e) if e.status() == Some(404) || e.status() == Some(410) => Ok(None),
+            Err(e) => Err(e).context("reading the registry issue"),
+        };
+    }
+    Ok(registries(ctx, pages).await?.into_iter().next())
+}
+
+/// The trusted registry issues, lowest number first.
+async fn registries(
+    ctx: &Ctx,
+    pages: Option<&mut crate::github::PageCache>,
+) -> anyhow::Result<Vec<Issue>> {
+    let listed = match pages {
+        Some(p) => {
+            let c = &ctx.client;
+            c.list_issues_conditional("open", Some(REGISTRY_LABEL), p)
+                .await
+        }
+        None => ctx.client.list_issues("open", Some(REGISTRY_LABEL)).await,
+    };
+    let mut issues = listed.context("looking for the registry issue")?;
+    issues.retain(|i| is_registry(ctx, i));
+    issues.sort_by_key(|i| i.number);
+    Ok(issues)
+}
+
+/// The registry issue's number, created on first use.
+pub async fn find_or_create(ctx: &Ctx) -> anyhow::Result<u64> {
+    if let Some(n) = find(ctx).await? {
+        return Ok(n);
+    }
+    let body = format!(
+        "{}\n\n{}",
+        crate::text::registry_body(),
+        encode(Kind::View, &json!({ "registry": true }))
+    );
+    let created = match ctx
+        .client
+        .create_issue(crate::text::REGISTRY_TITLE, &body, &[REGISTRY_LABEL])
+        .await
+    {
+        Ok(issue) => Some(issue.number),
+        Err(e) if e.is_uncertain() => None,
+        Err(e) => return Err(e).context("creating the registry issue"),
+    };
+    let winner = find(ctx)
+        .await?
+        .context("the registry issue was created but cannot be found again")?;
+    if let Some(mine) = created.filter(|n| *n != winner) {
+        tracing::info!(
+            mine,
+            winner,
+            "another host created the registry first; closing ours"
+        );
+        ctx.client.close_issue(mine).await?;
+    }
+    Ok(winner)
+}

@@ -1,0 +1,394 @@
+//! The architecture as a test (issue #42). The product's top-level modules are layers, declared
+//! in `src/lib.rs` from the bottom up; a module imports only modules declared before it, so no
+//! cycle can form between them. The emulator's top-level modules (`crates/github-emulator/src`)
+//! have no cycle either.
+//!
+//! Imports are read from the source text: `crate::NAME` (also inside `crate::{...}` groups) and
+//! `super::` paths that climb to the crate root, outside comments, strings and test code
+//! (`#[cfg(test)]` items, `tests.rs` files and `tests/` folders), which may use any module as a
+//! fixture. It does not look below the top level: files inside one module may use each other.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Top-level module -> (module it imports -> the files that import it).
+type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
+#[test]
+fn no_product_module_imports_a_module_declared_after_it_in_lib_rs() {
+    // Given the product's layers as src/lib.rs declares them, bottom first
+    let src = root().join("src");
+    let layers = declared_modules(&src.join("lib.rs"));
+    // When every top-level module's imports are read
+    let graph = imports(&src);
+    // Then each module was declared in lib.rs, and imports only modules declared before it
+    let undeclared: Vec<&String> = graph.keys().filter(|m| !layers.contains(m)).collect();
+    assert!(
+        undeclared.is_empty(),
+        "not declared in lib.rs: {undeclared:?}"
+    );
+    let climbs = climbing_imports(&layers, &graph);
+    assert!(
+        climbs.is_empty(),
+        "imports of a higher layer (src/lib.rs lists the layers bottom first):\n{}",
+        climbs.join("\n")
+    );
+}
+
+#[test]
+fn the_products_top_level_modules_form_no_cycle() {
+    // Given the product's top-level modules and their imports
+    let graph = imports(&root().join("src"));
+    // When a cycle is looked for, then there is none
+    assert_eq!(cycle(&graph), None, "{}", describe(&graph));
+}
+
+#[test]
+fn the_emulators_top_level_modules_form_no_cycle() {
+    // Given the emulator crate's top-level modules and their imports
+    let graph = imports(&root().join("crates/github-emulator/src"));
+    // When a cycle is looked for, then there is none
+    assert_eq!(cycle(&graph), None, "{}", describe(&graph));
+}
+
+#[test]
+fn the_checker_finds_a_cycle_and_ignores_comments_strings_and_test_code() {
+    // Given a crate where `a` imports `b`, `b` climbs back to `a` through `super::super`, and `c`
+    // is named only in a comment, a string, a test module and a tests.rs file
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = dir.path();
+    write(src, "lib.rs", "pub mod a;\npub mod b;\npub mod c;\n");
+    write(
+        src,
+        "a.rs",
+        "use crate::{b::One, c as _unused_in_a_string_free_group};\n\
+         // crate::c in a comment\nconst S: &str = \"crate::c\";\n\
+         #[cfg(test)]\nmod tests {\n    use crate::c::Z;\n}\n",
+    );
+    write(
+        src,
+        "b/mod.rs",
+        "pub mod inner;\n#[cfg(test)]\nmod tests;\n",
+    );
+    write(src, "b/inner.rs", "pub fn f() { super::super::a::g() }\n");
+    write(src, "b/tests.rs", "use crate::c::Z;\n");
+    write(src, "c.rs", "pub struct Z;\n");
+    // When its imports are read and a cycle is looked for
+    let graph = imports(src);
+    // Then a -> b -> a is found, `c` is an import of `a` only through the real group import,
+    // and `b` imports nothing but `a`
+    assert_eq!(cycle(&graph), Some(vec!["a".into(), "b".into()]));
+    assert_eq!(targets(&graph, "a"), ["b", "c"]);
+    assert_eq!(targets(&graph, "b"), ["a"]);
+    // And with the layers a, b, c, both of a's imports climb
+    let layers = declared_modules(&src.join("lib.rs"));
+    assert_eq!(climbing_imports(&layers, &graph).len(), 2);
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn write(src: &Path, rel: &str, text: &str) {
+    let path = src.join(rel);
+    std::fs::create_dir_all(path.parent().expect("a folder")).expect("folder made");
+    std::fs::write(path, text).expect("written");
+}
+
+fn targets(graph: &Graph, from: &str) -> Vec<String> {
+    graph[from].keys().cloned().collect()
+}
+
+/// The modules `lib.rs` declares, in order.
+fn declared_modules(lib: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(lib).expect("lib.rs readable");
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .filter_map(|l| l.strip_suffix(';'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Each import of a module declared at or after the importer, as "a -> b (files)".
+fn climbing_imports(layers: &[String], graph: &Graph) -> Vec<String> {
+    let rank = |m: &str| layers.iter().position(|l| l == m).unwrap_or(usize::MAX);
+    let mut climbs = Vec::new();
+    for (from, to) in graph {
+        for (target, files) in to {
+            if rank(target) >= rank(from) {
+                climbs.push(format!("  {from} -> {target} ({files:?})"));
+            }
+        }
+    }
+    climbs
+}
+
+/// The top-level modules of the crate at `src` and what each imports.
+fn imports(src: &Path) -> Graph {
+    let mut modules: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for entry in std::fs::read_dir(src).expect("src readable") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_stem()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
+        if path.is_dir() || (path.extension().is_some_and(|e| e == "rs") && !is_root(&name)) {
+            modules.entry(name).or_default().extend(rust_files(&path));
+        }
+    }
+    let names: BTreeSet<String> = modules.keys().cloned().collect();
+    let mut graph = Graph::new();
+    for (name, files) in &modules {
+        let edges = graph.entry(name.clone()).or_default();
+        for file in files {
+            let rel = file.strip_prefix(src).expect("inside src");
+            if is_test_file(rel) {
+                continue;
+            }
+            let code = without_test_items(&strip(&std::fs::read_to_string(file).expect("read")));
+            for target in referenced(&code, depth(rel)) {
+                if target != *name && names.contains(&target) {
+                    let shown = rel.display().to_string();
+                    edges.entry(target).or_default().insert(shown);
+                }
+            }
+        }
+    }
+    graph
+}
+
+fn is_root(name: &str) -> bool {
+    name == "lib" || name == "main"
+}
+
+fn rust_files(path: &Path) -> Vec<PathBuf> {
+    if path.is_file() {
+        return vec![path.to_path_buf()];
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).expect("folder readable") {
+        let p = entry.expect("entry").path();
+        if p.is_dir() {
+            files.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            files.push(p);
+        }
+    }
+    files
+}
+
+fn is_test_file(rel: &Path) -> bool {
+    rel.file_name().is_some_and(|f| f == "tests.rs")
+        || rel.components().any(|c| c.as_os_str() == "tests")
+}
+
+/// How deep the file's module is: `a.rs` and `a/mod.rs` are 1, `a/b.rs` is 2.
+fn depth(rel: &Path) -> usize {
+    let parts = rel.components().count();
+    if rel.file_name().is_some_and(|f| f == "mod.rs") {
+        parts - 1
+    } else {
+        parts
+    }
+}
+
+/// The first path segment after each `crate::` (and each item of a `crate::{...}` group), and
+/// after each `super::` chain that reaches the crate root from a module `depth` deep.
+fn referenced(code: &str, depth: usize) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for (i, _) in code.match_indices("crate::") {
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            found.extend(group_heads(group));
+        } else {
+            found.insert(ident(rest));
+        }
+    }
+    let mut at = 0;
+    while let Some(i) = code[at..].find("super::").map(|i| i + at) {
+        let mut rest = &code[i..];
+        let mut climbs = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            climbs += 1;
+            rest = r;
+        }
+        if climbs >= depth {
+            found.insert(ident(rest));
+        }
+        at = code.len() - rest.len();
+    }
+    found.retain(|m| !m.is_empty());
+    found
+}
+
+/// The leading identifier of `text`.
+fn ident(text: &str) -> String {
+    text.chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The first segment of each item of a `{...}` group (the text after its `{`).
+fn group_heads(group: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let (mut level, mut start) = (0, true);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => level += 1,
+            '}' if level == 0 => break,
+            '}' => level -= 1,
+            ',' if level == 0 => start = true,
+            c if start && (c.is_alphanumeric() || c == '_') => {
+                heads.push(ident(&group[i..]));
+                start = false;
+            }
+            _ => {}
+        }
+    }
+    heads
+}
+
+/// `code` with comments, string and character literals blanked (a string becomes `""`).
+fn strip(code: &str) -> String {
+    let b = code.as_bytes();
+    let mut out = String::with_capacity(code.len());
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &code[i..];
+        if rest.starts_with("//") {
+            i += rest.find('\n').unwrap_or(rest.len());
+        } else if rest.starts_with("/*") {
+            i += rest.find("*/").map_or(rest.len(), |e| e + 2);
+        } else if let Some(len) = raw_string(rest, i == 0 || !is_ident_byte(b[i - 1])) {
+            out.push_str("\"\"");
+            i += len;
+        } else if b[i] == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            out.push_str("\"\"");
+            i = j + 1;
+        } else if let Some(len) = char_literal(rest) {
+            out.push_str("' '");
+            i += len;
+        } else {
+            let c = rest.chars().next().expect("a char");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The length of a raw string literal (`r"..."`, `r#"..."#`) at the start of `text`.
+fn raw_string(text: &str, at_word_start: bool) -> Option<usize> {
+    let after_r = text.strip_prefix('r').filter(|_| at_word_start)?;
+    let hashes = after_r.len() - after_r.trim_start_matches('#').len();
+    let body = after_r[hashes..].strip_prefix('"')?;
+    let end = format!("\"{}", "#".repeat(hashes));
+    let close = body.find(&end)?;
+    Some(1 + hashes + 1 + close + end.len())
+}
+
+/// The length of a character literal (`'a'`, `'\n'`, `'\u{1F600}'`) at the start of `text`; a
+/// lifetime is none.
+fn char_literal(text: &str) -> Option<usize> {
+    let body = text.strip_prefix('\'')?;
+    let len = if body.starts_with('\\') {
+        body.find('\'')?
+    } else {
+        body.chars().next()?.len_utf8()
+    };
+    (body[len..].starts_with('\'')).then_some(len + 2)
+}
+
+/// `code` without the items marked `#[cfg(test)]` (a `mod x;` line, or a braced item).
+fn without_test_items(code: &str) -> String {
+    const MARK: &str = "#[cfg(test)]";
+    let mut out = String::new();
+    let mut rest = code;
+    while let Some(i) = rest.find(MARK) {
+        out.push_str(&rest[..i]);
+        let item = &rest[i + MARK.len()..];
+        let (brace, semi) = (item.find('{'), item.find(';'));
+        let end = match (brace, semi) {
+            (_, Some(s)) if brace.is_none_or(|b| s < b) => s + 1,
+            (Some(b), _) => b + closing(&item[b..]),
+            _ => item.len(),
+        };
+        rest = &item[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The length of the balanced `{...}` at the start of `text`.
+fn closing(text: &str) -> usize {
+    let mut level = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => level += 1,
+            '}' => {
+                level -= 1;
+                if level == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// One cycle of the graph, as the sorted names of a strongly connected set, if any.
+fn cycle(graph: &Graph) -> Option<Vec<String>> {
+    for start in graph.keys() {
+        let reach = reachable(graph, start);
+        if reach.contains(start) {
+            let mut members: Vec<String> = reach
+                .into_iter()
+                .filter(|m| reachable(graph, m).contains(start))
+                .collect();
+            members.sort();
+            return Some(members);
+        }
+    }
+    None
+}
+
+/// Every module reachable from `from` by one import or more.
+fn reachable(graph: &Graph, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<&String> = graph
+        .get(from)
+        .map(|e| e.keys().collect())
+        .unwrap_or_default();
+    while let Some(m) = todo.pop() {
+        if seen.insert(m.clone()) {
+            if let Some(edges) = graph.get(m) {
+                todo.extend(edges.keys());
+            }
+        }
+    }
+    seen
+}
+
+/// Every import, for a failure message.
+fn describe(graph: &Graph) -> String {
+    let mut lines = Vec::new();
+    for (from, to) in graph {
+        for (target, files) in to {
+            lines.push(format!("  {from} -> {target} ({files:?})"));
+        }
+    }
+    lines.join("\n")
+}
