@@ -116,7 +116,7 @@ pub fn check_command(body: &str) {
             assert_eq!(again, Parsed::Command(c), "canonical spelling reads back");
         }
         Parsed::Invalid(e) => {
-            let text = thirdshift_reconciler::text::commands::parse_error(&e);
+            let text = thirdshift_reconciler::text::replies::parse_error(&e);
             assert!(!text.contains('\n'), "one line: {text}");
             assert!(text.chars().count() <= 400, "bounded: {text}");
             assert_eq!(decode(&text), Decoded::NotARecord, "a record: {text}");

@@ -9,8 +9,8 @@
 
 pub mod cancel;
 pub mod ending;
-pub mod keep;
 pub mod reservation;
+pub mod salvage;
 pub mod stop_adopted;
 
 use anyhow::Context as _;
@@ -62,7 +62,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
         let finished = ctx.state.load(&c.claim_id).ok().and_then(|l| l.finished);
         let kept = match (&verdict, &finished) {
             (_, Some(f)) => f.kept.clone(),
-            (Verdict::Dead { reason, .. }, None) => keep_work(ctx, c, *reason).await?,
+            (Verdict::Dead { reason, .. }, None) => salvage_dead(ctx, c, *reason).await?,
             _ => None,
         };
         verdicts.push(ClaimVerdict {
@@ -114,11 +114,11 @@ fn booted_at(ctx: &Ctx, snapshot: &Snapshot) -> Option<chrono::DateTime<chrono::
 }
 
 /// Salvages the worktree of a Claim proven dead with no writer left (never before): once per
-/// Claim, remembered in its local record so later passes report the same result (`crate::observe::keep`).
+/// Claim, remembered in its local record so later passes report the same result (`crate::observe::salvage`).
 /// Before the first salvage the Claim is checked still active on a complete comment list: a
 /// stale list can hide the end record of a Run that ended by itself (done) and then exited, and
 /// its worktree must not be committed and pushed as a failed run.
-async fn keep_work(
+async fn salvage_dead(
     ctx: &Ctx,
     claim: &ClaimRecord,
     reason: DeathReason,
@@ -128,7 +128,8 @@ async fn keep_work(
         tracing::info!(claim = %claim.claim_id, "already ended: its worktree is not salvaged");
         return Ok(None);
     }
-    crate::observe::keep::keep_work(ctx, claim, crate::text::keep::reason_dead(reason)).await
+    crate::observe::salvage::stopped_run(ctx, claim, crate::text::salvage::reason_dead(reason))
+        .await
 }
 
 /// Whether `claim` has no end record on a list holding every comment of its issue.
@@ -183,8 +184,8 @@ async fn adopted_verdicts(
         let verdict = adopted_verdict(ctx, judge, &a)?;
         let kept = match &verdict {
             Verdict::Dead { reason, .. } if !ended => {
-                let why = crate::text::keep::reason_dead(*reason);
-                crate::observe::keep::keep_adopted(ctx, &a, why).await?
+                let why = crate::text::salvage::reason_dead(*reason);
+                crate::observe::salvage::adopted_run(ctx, &a, why).await?
             }
             _ => None,
         };

@@ -3,7 +3,7 @@
 //! exit status). SIGINT, SIGTERM and SIGHUP to the Run are forwarded to CMD's whole session, or
 //! to CMD alone (`run.forward: leader`); after the grace (`run.kill_grace_secs`, both per kind)
 //! the session is killed, and the issue is handed back. A Run that ends failed or
-//! handed back keeps its worktree's work first (`observe::keep`: commit and push once its command's
+//! handed back keeps its worktree's work first (`observe::salvage`: commit and push once its command's
 //! processes are gone), and its end record says what was kept.
 //! Taking and ending the Claim live in `run::claim` and `run::release`; this file supervises.
 
@@ -79,7 +79,7 @@ pub async fn run(
     let (mut ending, code) = ending_of(finish);
     if let Some(reason) = salvage_reason(&ending) {
         ending.kept =
-            crate::observe::keep::keep_own(ctx, &held.record.claim_id, sid, reason).await?;
+            crate::observe::salvage::own_run(ctx, &held.record.claim_id, sid, reason).await?;
     }
     end_own(ctx, &held.record.claim_id, &ending).await?;
     Ok(code)
@@ -140,7 +140,7 @@ async fn not_started(ctx: &Ctx, held: &Held, err: &anyhow::Error) -> anyhow::Res
 /// salvaged at all: a failed Run and one stopped by a signal (handed back, or cancelled when a
 /// request is pending) keep their work; a Run that finished (`done`) delivers its own.
 fn salvage_reason(ending: &Ending) -> Option<String> {
-    use crate::text::keep::{reason_failed, reason_stopped};
+    use crate::text::salvage::{reason_failed, reason_stopped};
     match (ending.outcome, ending.signal) {
         (Outcome::Failed, _) => Some(reason_failed(ending.exit_code, ending.signal)),
         (Outcome::HandedBack, Some(sig)) => Some(reason_stopped(sig)),

@@ -2,6 +2,7 @@
 //! until GitHub's lists settle (`read`), keeps the first copy of a record and deletes our later
 //! ones, and finds the registry issue (`registry`). It decides nothing about Claims.
 
+pub mod dedupe;
 pub mod read;
 pub mod registry;
 
@@ -58,7 +59,7 @@ pub async fn post_record(
     let mut unknown = 0;
     for _ in 0..POST_ATTEMPTS {
         match ctx.client.create_comment(n, body).await {
-            Ok(c) if unknown > 0 => return Ok(read::keep_first(ctx, n, c, key, kind).await),
+            Ok(c) if unknown > 0 => return Ok(dedupe::keep_first(ctx, n, c, key, kind).await),
             Ok(c) => return Ok(c),
             Err(e) if e.is_uncertain() => {
                 unknown += 1;
@@ -107,18 +108,14 @@ pub fn find_record<'a>(
 /// Every comment of ours that carries the `kind` record of `key` (more than one only when a post
 /// with an unknown outcome had landed after all).
 pub fn copies<'a>(ctx: &Ctx, comments: &'a [Comment], key: &str, kind: Kind) -> Vec<&'a Comment> {
-    let ours = comments.iter().filter(|c| {
-        c.author().eq_ignore_ascii_case(&ctx.me)
-            && match decode(c.text()) {
-                Decoded::Record(Record::Claim(r)) => kind == Kind::Claim && r.claim_id == key,
-                Decoded::Record(Record::End(r)) => kind == Kind::End && r.claim_id == key,
-                Decoded::Record(Record::HostReport(r)) => kind == Kind::HostReport && r.host == key,
-                Decoded::Record(Record::Cancel(r)) => kind == Kind::Cancel && r.request_id == key,
-                Decoded::Record(Record::Reply(r)) => {
-                    kind == Kind::Reply && r.command_comment_id.to_string() == key
-                }
-                _ => false,
-            }
-    });
-    ours.collect()
+    comments
+        .iter()
+        .filter(|c| c.author().eq_ignore_ascii_case(&ctx.me))
+        .filter(|c| match decode(c.text()) {
+            Decoded::Record(r) => r
+                .identity()
+                .is_some_and(|id| id.kind == kind && id.key == key),
+            _ => false,
+        })
+        .collect()
 }

@@ -265,7 +265,7 @@ async fn dry_run(ctx: &Ctx) -> anyhow::Result<i32> {
         actor: format!("reconcile@{}", ctx.host.host),
         now: chrono::Utc::now(),
     };
-    let (_, plan) = crate::reconcile::decide(ctx, &input).await?;
+    let (_, plan) = crate::reconcile::read_and_plan(ctx, &input).await?;
     print!("{}", for_terminal(&crate::view::summary::planned(&plan)));
     print_budget(ctx);
     Ok(OK)

@@ -1,7 +1,7 @@
 //! The collaborator-permission read and comment reactions, the two calls `/thirdshift` commands
 //! need beyond comments. The permission answer is read into our own struct: octocrab's model
 //! fails on `write`, `read` and `none`, and only `role_name` says `maintain` or `triage`.
-//! It decides nothing about who may do what (`reconcile::plan::commands` does).
+//! It decides nothing about who may do what (`reconcile::plan::answers` does).
 
 use http::Method;
 use serde::Deserialize;

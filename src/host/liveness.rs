@@ -5,16 +5,14 @@
 //!
 //! It is pure over a [`ProcessTable`] snapshot: no IO, no clock. Nothing here looks at an age, a
 //! heartbeat or a timestamp; the only comparison that is not about processes is the boot id. It
-//! does not act on a verdict (ending Claims is reconcile's job, salvage is `crate::observe::keep`'s) and does not
+//! does not act on a verdict (ending Claims is reconcile's job, salvage is `crate::observe::salvage`'s) and does not
 //! handle cancel requests.
 
 use std::collections::BTreeSet;
 
 use super::table::ProcessTable;
 use crate::protocol::record::{ClaimRecord, DeathReason, Verdict};
-
-/// At most this many PIDs are spelled out in a verdict's evidence; `pids` always holds them all.
-const PIDS_IN_EVIDENCE: usize = 10;
+use crate::text::evidence as text;
 
 /// This host's verdict on `claim`, taken on this host (boot `current_boot_id`) from `table`.
 ///
@@ -26,11 +24,7 @@ pub fn judge(claim: &ClaimRecord, current_boot_id: &str, table: &ProcessTable) -
     if proves_reboot(&claim.boot_id, current_boot_id) {
         return Verdict::Dead {
             reason: DeathReason::Rebooted,
-            evidence: format!(
-                "host booted since the claim (boot id {} → {})",
-                short(&claim.boot_id),
-                short(current_boot_id)
-            ),
+            evidence: text::rebooted(&claim.boot_id, current_boot_id),
         };
     }
     let pid = claim.pid;
@@ -38,29 +32,18 @@ pub fn judge(claim: &ClaimRecord, current_boot_id: &str, table: &ProcessTable) -
         Some(p) if p.start_ticks == claim.start_ticks => return Verdict::Alive,
         Some(_) => (
             DeathReason::PidReused,
-            // The other process's start ticks stay off GitHub: a forged record could reuse them.
-            format!(
-                "PID {pid} now belongs to another process, not the Run that started at tick {}",
-                claim.start_ticks
-            ),
+            text::pid_reused(pid, claim.start_ticks),
         ),
-        None => (DeathReason::PidGone, format!("no process has PID {pid}")),
+        None => (DeathReason::PidGone, text::pid_gone(pid)),
     };
     let pids = writers(claim, table);
     if pids.is_empty() {
         return Verdict::Dead {
             reason,
-            evidence: format!(
-                "Run process {pid} is gone ({how}) and no process of its session or with its \
-                 claim in the environment runs"
-            ),
+            evidence: text::no_writer_left(pid, &how),
         };
     }
-    let evidence = format!(
-        "Run process {pid} is gone ({how}) but {}: {}",
-        still_running(pids.len()),
-        list(&pids)
-    );
+    let evidence = text::writers_left(pid, &how, &pids);
     Verdict::WritersAlive { pids, evidence }
 }
 
@@ -92,36 +75,6 @@ fn session_reused(claim: &ClaimRecord, sid: u32, table: &ProcessTable) -> bool {
     match (claim.session_start_ticks, table.get(sid)) {
         (Some(ticks), Some(leader)) => leader.start_ticks != ticks,
         _ => false,
-    }
-}
-
-/// `"1 process of its session still runs"` or `"N processes of its session still run"`.
-fn still_running(n: usize) -> String {
-    if n == 1 {
-        "1 process of its session still runs".to_string()
-    } else {
-        format!("{n} processes of its session still run")
-    }
-}
-
-/// `"7, 8, 9"`, or the first few and how many more.
-fn list(pids: &[u32]) -> String {
-    let shown: Vec<String> = pids
-        .iter()
-        .take(PIDS_IN_EVIDENCE)
-        .map(u32::to_string)
-        .collect();
-    match pids.len().saturating_sub(PIDS_IN_EVIDENCE) {
-        0 => shown.join(", "),
-        more => format!("{} and {more} more", shown.join(", ")),
-    }
-}
-
-/// The first 8 characters of a boot id, marked as cut when longer.
-fn short(id: &str) -> String {
-    match id.char_indices().nth(8) {
-        Some((at, _)) => format!("{}…", &id[..at]),
-        None => id.to_string(),
     }
 }
 

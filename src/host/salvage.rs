@@ -1,6 +1,6 @@
 //! Host-side salvage of a stopped Run's work, on the Run's own host, once no writer of the Run
 //! survives: what `observe` does for a Claim it has proven dead, and what a Run whose command
-//! failed does before ending its Claim (both through `crate::observe::keep`). In the Claim's worktree it aborts an unfinished merge, stages everything,
+//! failed does before ending its Claim (both through `crate::observe::salvage`). In the Claim's worktree it aborts an unfinished merge, stages everything,
 //! commits it as `thirdshift: failed run (<reason>)` when that differs from both HEAD and what
 //! origin has, and pushes to the Issue branch. Whatever cannot be pushed stays where it is and the
 //! [`Salvage`] report says where (path, branch, head, dirty files, unpushed commits).

@@ -5,7 +5,7 @@
 //!
 //! The owning host's next `observe` carries pending requests out (`carry_out`): it stops the Run
 //! (`host::stop`: TERM, grace, KILL), keeps its worktree's work once nothing of it runs
-//! (`crate::observe::keep`), and ends the Claim as `cancelled` through `observe::ending`, end record first,
+//! (`crate::observe::salvage`), and ends the Claim as `cancelled` through `observe::ending`, end record first,
 //! labels second. The Run, TERMed, hands the issue back itself; `observe::ending` asks
 //! `as_cancelled` and so writes `cancelled` too, and whichever of the two comes second finds the
 //! end record there and writes nothing. Only trusted authors' requests count (`Ownership`).
@@ -22,13 +22,14 @@ use crate::protocol::record::{
 };
 use crate::protocol::rules;
 use crate::snapshot::Snapshot;
+use crate::store::dedupe::{self, later_copies, FirstOf};
 use crate::store::{ownership, post_record};
 use crate::text::cancel as text;
 use crate::text::ToComment;
 
 /// What `cancel --issue N` does, decided from the issue's records alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Decision<'a> {
+pub enum CancelTarget<'a> {
     /// No active Run: answer with how the last Claim ended, write nothing.
     NothingToCancel { last: Option<&'a EndView> },
     /// A request for the owner's Claim is already waiting: answer, write nothing.
@@ -41,18 +42,18 @@ pub enum Decision<'a> {
 }
 
 /// Decides what `cancel` does about an issue with ownership `own`.
-pub fn decide(own: &Ownership) -> Decision<'_> {
+pub fn target(own: &Ownership) -> CancelTarget<'_> {
     let Some(claim) = &own.owner else {
         let last = own
             .ended
             .iter()
             .map(|(_, e)| e)
             .max_by_key(|e| e.comment_id);
-        return Decision::NothingToCancel { last };
+        return CancelTarget::NothingToCancel { last };
     };
     match own.pending_cancel(&claim.record.claim_id) {
-        Some(pending) => Decision::AlreadyPending { claim, pending },
-        None => Decision::Request { claim },
+        Some(pending) => CancelTarget::AlreadyPending { claim, pending },
+        None => CancelTarget::Request { claim },
     }
 }
 
@@ -65,17 +66,17 @@ pub async fn cancel(ctx: &Ctx, n: u64, reason: Option<String>) -> anyhow::Result
         .with_context(|| format!("reading issue #{n}"))?;
     let comments = ctx.client.list_issue_comments(n).await?;
     let own = ownership(ctx, n, &comments);
-    let claim = match decide(&own) {
-        Decision::NothingToCancel { last } => {
+    let claim = match target(&own) {
+        CancelTarget::NothingToCancel { last } => {
             if let Some(answer) = cancel_adopted(ctx, n, reason).await? {
                 return Ok(answer);
             }
             return Ok(text::nothing_to_cancel(n, last));
         }
-        Decision::AlreadyPending { claim, pending } => {
+        CancelTarget::AlreadyPending { claim, pending } => {
             return Ok(text::already_pending(claim, pending))
         }
-        Decision::Request { claim } => claim,
+        CancelTarget::Request { claim } => claim,
     };
     let record = CancelRecord {
         request_id: new_request_id(),
@@ -215,7 +216,7 @@ pub async fn carry_out(
     Ok((active, carried))
 }
 
-/// Stops one Run, keeps its worktree's work (`crate::observe::keep`) and ends its Claim as `cancelled` as
+/// Stops one Run, keeps its worktree's work (`crate::observe::salvage`) and ends its Claim as `cancelled` as
 /// `observe@HOST`, unless it ended already.
 async fn carry_out_one(
     ctx: &Ctx,
@@ -245,8 +246,8 @@ async fn carry_out_one(
     };
     // Nothing of the Run runs any more: keep its work (stored already when the Run kept it
     // before handing back; salvaged again, committing nothing twice, when it was killed first).
-    let why = crate::text::keep::reason_cancelled(request.record.recover);
-    let kept = crate::observe::keep::keep_work(ctx, claim, why).await?;
+    let why = crate::text::salvage::reason_cancelled(request.record.recover);
+    let kept = crate::observe::salvage::stopped_run(ctx, claim, why).await?;
     let ending = Ending {
         outcome: rules::cancel_outcome(request),
         reason: text::cancelled_reason(request, &how),
@@ -281,11 +282,15 @@ async fn carry_out_one(
 /// while posting), our later copies are deleted so exactly one remains.
 async fn keep_first_end(ctx: &Ctx, n: u64, claim_id: &str) -> anyhow::Result<()> {
     let comments = ctx.client.list_issue_comments(n).await?;
-    for copy in crate::store::read::later_end_copies(ctx, &comments, Some(claim_id)) {
-        tracing::info!(issue = n, comment = copy, "removing a second end record");
-        ctx.client.delete_comment(copy).await?;
-    }
-    Ok(())
+    let later = later_copies(
+        ctx,
+        &comments,
+        n,
+        Kind::End,
+        Some(claim_id),
+        FirstOf::Trusted,
+    );
+    dedupe::delete(ctx, n, &later, "a second end record").await
 }
 
 /// When the Claim was already ended (the Run handed back, perhaps killed before its labels were
@@ -395,27 +400,30 @@ mod tests {
             bot(4, end_of("c-b", Outcome::Done).to_comment()),
         ]);
         // then there is nothing to cancel, and the answer names the latest end
-        let Decision::NothingToCancel { last: Some(last) } = decide(&o) else {
-            panic!("{:?}", decide(&o));
+        let CancelTarget::NothingToCancel { last: Some(last) } = target(&o) else {
+            panic!("{:?}", target(&o));
         };
         assert_eq!(last.record.outcome, Outcome::Done);
-        assert_eq!(decide(&own(&[])), Decision::NothingToCancel { last: None });
+        assert_eq!(
+            target(&own(&[])),
+            CancelTarget::NothingToCancel { last: None }
+        );
     }
 
     #[test]
     fn active_owner_is_requested_once_while_a_request_is_pending() {
         let claim_only = [bot(1, claim("c-a").to_comment())];
         assert!(matches!(
-            decide(&own(&claim_only)),
-            Decision::Request { claim } if claim.record.claim_id == "c-a"
+            target(&own(&claim_only)),
+            CancelTarget::Request { claim } if claim.record.claim_id == "c-a"
         ));
         let pending = [
             bot(1, claim("c-a").to_comment()),
             bot(2, cancel_for("c-a").to_comment()),
         ];
         assert!(matches!(
-            decide(&own(&pending)),
-            Decision::AlreadyPending { pending, .. } if pending.comment_id == BASE + 2
+            target(&own(&pending)),
+            CancelTarget::AlreadyPending { pending, .. } if pending.comment_id == BASE + 2
         ));
     }
 

@@ -15,8 +15,8 @@ use crate::context::Ctx;
 use crate::host::LocalStatus;
 use crate::protocol::record::Ownership;
 use crate::protocol::record::{ClaimRecord, ClaimState, EndRecord, Kind, Outcome};
-use crate::protocol::resume::resume_command;
-use crate::protocol::rules::{self, label_unstarted, labels_after};
+use crate::protocol::resume::hand_off;
+use crate::protocol::rules::{self, end_labels};
 use crate::snapshot::Origin;
 use crate::store::post_record;
 use crate::text::cancel as text;
@@ -78,31 +78,25 @@ pub async fn end_claim(
     } else {
         None
     };
-    let list: Vec<String> = if owner && !ending.started {
-        label_unstarted(&ctx.config.labels, record)
-            .into_iter()
-            .map(str::to_string)
-            .collect()
-    } else if owner {
+    let list: Vec<String> = if owner {
         let on_origin = origin.as_ref().map(|o| o.facts());
-        let kept = ending.kept.as_ref();
-        labels_after(&ctx.config.labels, record, ending.outcome, on_origin, kept)
+        let (outcome, started, kept) = (ending.outcome, ending.started, ending.kept.as_ref());
+        end_labels(
+            &ctx.config.labels,
+            record,
+            outcome,
+            started,
+            on_origin,
+            kept,
+        )
     } else {
         Vec::new()
     };
     end.labels_after = owner.then(|| list.clone());
     end.pull_request = origin.as_ref().and_then(|o| o.pull_request());
-    let queued = list
-        .iter()
-        .any(|l| l.eq_ignore_ascii_case(&ctx.config.labels.ready));
+    let queued = ctx.config.labels.queues(&list);
     if ending.outcome != Outcome::Done && ending.started && !queued {
-        let r = record;
-        end.resume = resume_command(
-            r.harness.as_deref(),
-            r.agent_session.as_deref(),
-            r.worktree.as_deref(),
-        );
-        end.session.clone_from(&r.agent_session);
+        hand_off(&mut end, record);
     }
     end.ended_at = Utc::now();
     post_record(ctx, n, claim_id, Kind::End, &end.to_comment()).await?;
@@ -111,7 +105,7 @@ pub async fn end_claim(
             ctx.client.add_label(n, label).await?;
         }
         if !ctx.config.labels.keeps_in_progress(&list) {
-            crate::store::read::settle_before_leaving(ctx, n).await?;
+            crate::store::dedupe::settle_before_leaving(ctx, n).await?;
             ctx.client
                 .remove_label(n, &ctx.config.labels.in_progress)
                 .await?;

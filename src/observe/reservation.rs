@@ -62,7 +62,7 @@ pub async fn release_for(ctx: &Ctx, dead: &Adopted) -> Option<Settled> {
             settle(ctx, claim_id, "no reservation");
             return None;
         }
-        Some(head) => decide(ctx, dead, &reference, &head).await?,
+        Some(head) => judge_reservation(ctx, dead, &reference, &head).await?,
     };
     let how = match &settled {
         Settled::Released { sha, .. } => format!("released {reference} at {sha}"),
@@ -74,7 +74,7 @@ pub async fn release_for(ctx: &Ctx, dead: &Adopted) -> Option<Settled> {
 
 /// Judges the reservation `head` against `dead` and deletes it when it is its own; `None` when
 /// the push failed (tried again next pass).
-async fn decide(
+async fn judge_reservation(
     ctx: &Ctx,
     dead: &Adopted,
     reference: &str,

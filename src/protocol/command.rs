@@ -13,7 +13,7 @@
 //! Errors are data (`ParseError`), answered by the bot, never panics. Whatever follows the first
 //! line is ignored: hidden records in a command comment are the comment author's words, not ours,
 //! and this module never looks at them. Who may run a command, and what it does, are decided
-//! elsewhere (`reconcile::plan::commands`); the text of help and errors is in `text::commands`.
+//! elsewhere (`reconcile::plan::answers`); the text of help and errors is in `text::replies`.
 
 /// The word every command starts with.
 pub const PREFIX: &str = "/thirdshift";
@@ -21,7 +21,7 @@ pub const PREFIX: &str = "/thirdshift";
 /// Longest word kept in an error, in characters; longer words are clipped.
 const MAX_WORD_CHARS: usize = 40;
 
-/// A command's verb. Its help text is an exhaustive match in `text::commands::verb_help`, so a
+/// A command's verb. Its help text is an exhaustive match in `text::replies::verb_help`, so a
 /// new verb without help does not compile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verb {
@@ -52,7 +52,7 @@ impl Verb {
     }
 }
 
-/// A flag of `recover`. Its help text is an exhaustive match in `text::commands::flag_help`.
+/// A flag of `recover`. Its help text is an exhaustive match in `text::replies::flag_help`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Flag {
     Continue,

@@ -6,6 +6,8 @@
 //! record names the session id alone. Used by end records (a Run's own and reconcile's), and
 //! the view; a Continuation's next Run gets it as `THIRDSHIFT_RESUME_COMMAND`. Pure.
 
+use crate::protocol::record::{ClaimRecord, EndRecord};
+
 /// The command that resumes `session` of `harness` from `worktree`, when the Harness is known.
 pub fn resume_command(
     harness: Option<&str>,
@@ -36,6 +38,17 @@ pub fn shell_word(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+/// Writes into `end` what a person needs to resume `claim`'s agent session by hand: the resume
+/// command (from the worktree) and the session id.
+pub fn hand_off(end: &mut EndRecord, claim: &ClaimRecord) {
+    end.resume = resume_command(
+        claim.harness.as_deref(),
+        claim.agent_session.as_deref(),
+        claim.worktree.as_deref(),
+    );
+    end.session.clone_from(&claim.agent_session);
 }
 
 #[cfg(test)]

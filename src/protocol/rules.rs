@@ -79,6 +79,27 @@ pub fn labels_after(
     list
 }
 
+/// The labels the issue of `record` gets when its Claim ends with `outcome`: by the label
+/// conventions ([`labels_after`]) when its Run's command had `started`, else as the Claim found
+/// the issue ([`label_unstarted`]). The one rule for a Run ending its own Claim and for reconcile
+/// ending a Claim whose Run finished but could not write its end.
+pub fn end_labels(
+    labels: &Labels,
+    record: &ClaimRecord,
+    outcome: Outcome,
+    started: bool,
+    on_origin: Option<OnOrigin>,
+    kept: Option<&Salvage>,
+) -> Vec<String> {
+    if !started {
+        return label_unstarted(labels, record)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+    }
+    labels_after(labels, record, outcome, on_origin, kept)
+}
+
 /// The label to add when a Claim ends whose Run's command never started: `ready-for-agent`
 /// back when the Claim had removed it, else none, so the issue is as the Claim found it.
 pub fn label_unstarted<'a>(labels: &'a Labels, record: &ClaimRecord) -> Option<&'a str> {

@@ -17,6 +17,7 @@ use crate::context::Ctx;
 use crate::github::Comment;
 use crate::protocol::record::{decode, Decoded, Kind, Record};
 use crate::snapshot::Snapshot;
+use crate::store::dedupe::{self, later_copies, FirstOf};
 use crate::store::read::Listing;
 use crate::store::{find_end, find_record, post_record};
 
@@ -132,29 +133,23 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
                 return Ok(());
             }
             let key = command.to_string();
-            let posted = post_record(ctx, n, &key, Kind::Reply, body).await?;
+            post_record(ctx, n, &key, Kind::Reply, body).await?;
             applied.replies_posted += 1;
             let comments = ctx.client.list_issue_comments(n).await?;
-            if first_reply(ctx, &comments, n, command).is_some_and(|first| first < posted.id) {
-                tracing::info!(
-                    issue = n,
-                    command,
-                    "another handler replied first; removing ours"
-                );
-                ctx.client.delete_comment(posted.id).await?;
-            }
+            let later = later_copies(ctx, &comments, n, Kind::Reply, Some(&key), FirstOf::Trusted);
+            dedupe::delete(ctx, n, &later, "another handler replied first").await?;
         }
     }
     Ok(())
 }
 
 /// The fence before issue `n`'s label changes: reads its complete comment list and deletes later
-/// copies of our end records (`store::read::settle_before_leaving`); `false` when a Claim is active
+/// copies of our end records (`store::dedupe::settle_before_leaving`); `false` when a Claim is active
 /// there, or one newer than any the pass read (`seen`) was taken and ended since (a Run took the
 /// issue after the pass read it: the labels are that Run's ending's now), so the changes are
 /// dropped.
 async fn labels_may_change(ctx: &Ctx, n: u64, seen: Option<Option<u64>>) -> anyhow::Result<bool> {
-    let comments = crate::store::read::settle_before_leaving(ctx, n).await?;
+    let comments = crate::store::dedupe::settle_before_leaving(ctx, n).await?;
     let own = crate::store::ownership(ctx, n, &comments);
     let Some(active) = own.active().next() else {
         let newer = seen.is_some_and(|seen| own.newest_claim() > seen);
@@ -206,16 +201,14 @@ async fn drop_if_second(ctx: &Ctx, issue: u64, claim_id: &str, ours: u64) -> any
              never showed our end record {ours}; the next pass settles it"
         ),
     };
-    if let Some(first) = find_end(ctx, &comments, claim_id) {
-        if first.id < ours {
-            tracing::info!(
-                issue,
-                claim = claim_id,
-                "another pass ended it first; removing our copy"
-            );
-            ctx.client.delete_comment(ours).await?;
-            return Ok(first.id);
-        }
-    }
-    Ok(ours)
+    let later = later_copies(
+        ctx,
+        &comments,
+        issue,
+        Kind::End,
+        Some(claim_id),
+        FirstOf::Trusted,
+    );
+    dedupe::delete(ctx, issue, &later, "another pass ended it first").await?;
+    Ok(find_end(ctx, &comments, claim_id).map_or(ours, |first| first.id.min(ours)))
 }

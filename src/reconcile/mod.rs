@@ -26,7 +26,7 @@ pub async fn pass(ctx: &Ctx) -> anyhow::Result<PassReport> {
         actor: format!("reconcile@{}", ctx.host.host),
         now: Utc::now(),
     };
-    let (snapshot, plan) = decide(ctx, &input).await?;
+    let (snapshot, plan) = read_and_plan(ctx, &input).await?;
     let applied = apply::apply(ctx, &plan.actions, &snapshot).await;
     for f in &plan.findings {
         tracing::info!(issue = f.issue, claim = ?f.claim_id, health = ?f.health, "{}", f.note);
@@ -41,7 +41,7 @@ pub async fn pass(ctx: &Ctx) -> anyhow::Result<PassReport> {
 /// Reads and plans. Through the cache, an issue the plan would write to is first read again in
 /// full when its comments came from the cache, and the pass plans again: the cache can make a
 /// pass skip reads, never decide a write.
-pub async fn decide(ctx: &Ctx, input: &PlanInput) -> anyhow::Result<(Snapshot, Plan)> {
+pub async fn read_and_plan(ctx: &Ctx, input: &PlanInput) -> anyhow::Result<(Snapshot, Plan)> {
     let Some(path) = &ctx.cache else {
         let snapshot = crate::snapshot::read::read_pass(ctx).await?;
         let plan = plan(&snapshot, &ctx.config, input);

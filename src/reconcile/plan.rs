@@ -1,6 +1,6 @@
 //! The decisions of a reconcile pass, as a pure function of what one read of GitHub saw. No IO,
 //! no clock (the time to stamp on records is an input). `/thirdshift` commands waiting in the
-//! snapshot are one more input to the same function (`plan/commands.rs`), so a command and a
+//! snapshot are one more input to the same function (`plan/answers.rs`), so a command and a
 //! scheduled pass can never decide differently.
 //!
 //! A Claim is ended only on evidence: its own host (same name *and* machine id) reporting its Run
@@ -21,6 +21,7 @@ use crate::protocol::record::{
 };
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
+use crate::text::evidence;
 use crate::text::reasons::{
     duplicate_end_reason, duplicate_report_reason, finished_note, peoples_labels_note,
     superseded_reason, swept_reason, unowned_note,
@@ -144,7 +145,7 @@ pub struct PlanInput {
 /// Decides what one pass does: per issue in number order, the end records to post, the labels
 /// to add and remove and the duplicate records to delete, in that order; and what it saw.
 pub fn plan(snapshot: &Snapshot, config: &Config, input: &PlanInput) -> Plan {
-    let cx = Cx {
+    let cx = Planner {
         snapshot,
         config,
         input,
@@ -155,7 +156,7 @@ pub fn plan(snapshot: &Snapshot, config: &Config, input: &PlanInput) -> Plan {
     issues.sort_by_key(|i| i.number);
     for issue in issues {
         let s = steps.entry(issue.number).or_default();
-        findings.extend(cx.decide(issue, s));
+        findings.extend(cx.plan_issue(issue, s));
     }
     if let Some(registry) = snapshot.registry_issue {
         let s = steps.entry(registry).or_default();
@@ -173,7 +174,7 @@ pub fn plan(snapshot: &Snapshot, config: &Config, input: &PlanInput) -> Plan {
 }
 
 /// What every decision reads.
-struct Cx<'a> {
+struct Planner<'a> {
     snapshot: &'a Snapshot,
     config: &'a Config,
     input: &'a PlanInput,
@@ -190,9 +191,9 @@ enum Evidence<'a> {
     Verdict(&'a ClaimVerdict),
 }
 
-impl Cx<'_> {
+impl Planner<'_> {
     /// Everything decided about one issue; its actions go to `s`.
-    fn decide(&self, issue: &IssueSnapshot, s: &mut Steps) -> Vec<Finding> {
+    fn plan_issue(&self, issue: &IssueSnapshot, s: &mut Steps) -> Vec<Finding> {
         let own = &issue.ownership;
         let mut findings = Vec::new();
         let owner_ended = self.commands(issue, s, &mut findings);
@@ -228,29 +229,16 @@ impl Cx<'_> {
         let claim = &owner.record;
         let (host, id) = (&claim.host, &claim.claim_id);
         let (health, note) = match self.evidence(owner) {
-            Evidence::Missing => (
-                Health::AwaitingHost,
-                format!("host {host} has not reported on claim {id} since it was taken"),
-            ),
+            Evidence::Missing => (Health::AwaitingHost, evidence::not_reported(host, id)),
             Evidence::OtherMachine { machine_id } => (
                 Health::HostMismatch,
-                format!(
-                    "the report of host {host} comes from machine {machine_id}, but claim {id} \
-                     was taken on machine {}: not evidence",
-                    claim.machine_id
-                ),
+                evidence::other_machine(host, machine_id, id, &claim.machine_id),
             ),
             Evidence::Verdict(cv) => match &cv.verdict {
-                Verdict::Alive => (
-                    Health::Alive,
-                    format!("host {host} reports claim {id} alive"),
-                ),
+                Verdict::Alive => (Health::Alive, evidence::reported_alive(host, id)),
                 Verdict::WritersAlive { pids, evidence } => (
                     Health::WritersAlive { pids: pids.clone() },
-                    format!(
-                        "host {host} reports the Run of claim {id} gone but its writers alive: \
-                         {evidence}"
-                    ),
+                    evidence::reported_writers_alive(host, id, evidence),
                 ),
                 Verdict::Dead { .. } if cv.finished.is_some() => {
                     let finished = cv.finished.as_deref().expect("checked");
@@ -393,7 +381,7 @@ fn claim_finding(claim: &ClaimView, health: Health, note: String) -> Finding {
 }
 
 mod adopted;
-mod commands;
+mod answers;
 mod recover;
 mod steps;
 

@@ -17,6 +17,7 @@ use crate::protocol::record::{
     new_claim_id, ClaimRecord, ClaimState, Continuation, EndRecord, Kind, Outcome, Ownership,
     RawComment, RunKind, Trust,
 };
+use crate::store::dedupe::{drop_own_if_later, FirstOf};
 use crate::store::read::{self, Listing};
 use crate::store::{find_record, ownership, post_record, raw_comments};
 use crate::text::ToComment;
@@ -149,11 +150,11 @@ async fn post_and_read(
             return withdraw(ctx, n, record, why).await;
         }
     };
+    let claim = (Kind::Claim, id.as_str());
+    drop_own_if_later(ctx, n, &comments, claim, posted.id, FirstOf::Ours).await?;
     let first = find_record(ctx, &comments, id, Kind::Claim).cloned();
     match first {
         Some(first) if first.id != posted.id => {
-            tracing::info!(issue = n, claim = %id, "deleting our second copy {}", posted.id);
-            ctx.client.delete_comment(posted.id).await?;
             ctx.state.update(id, |c| c.comment_id = Some(first.id))?;
             Ok((first, comments))
         }
@@ -191,7 +192,7 @@ enum Settled {
 /// if no earlier claim was active when it was posted and it has not been ended since. An earlier
 /// claim that ended only after ours was posted still won the race: its Run may have done the
 /// work, and a claimant reading late must not take a finished issue over.
-fn decide(
+fn race_result(
     n: u64,
     id: &str,
     posted: u64,
@@ -230,7 +231,7 @@ async fn settle(
     comments: &[Comment],
 ) -> anyhow::Result<Option<Continuation>> {
     ownership(ctx, n, comments); // reports ignored records
-    match decide(
+    match race_result(
         n,
         &record.claim_id,
         posted,
@@ -323,8 +324,8 @@ mod tests {
         }
     }
 
-    fn decide_ours(comments: &[RawComment]) -> Settled {
-        decide(42, "c-ours", BASE + 2, comments, &Trust::new([BOT])).expect("readable")
+    fn race_result_ours(comments: &[RawComment]) -> Settled {
+        race_result(42, "c-ours", BASE + 2, comments, &Trust::new([BOT])).expect("readable")
     }
 
     #[test]
@@ -337,7 +338,7 @@ mod tests {
         ];
         // When ours is decided
         // Then it wins
-        assert_eq!(decide_ours(&comments), Settled::Won(None));
+        assert_eq!(race_result_ours(&comments), Settled::Won(None));
     }
 
     #[test]
@@ -349,7 +350,7 @@ mod tests {
             end(3, "c-early", Outcome::Done),
         ];
         // When ours is decided from a list that shows all three
-        let settled = decide_ours(&comments);
+        let settled = race_result_ours(&comments);
         // Then ours lost to the earlier one, although it has ended by now
         let Settled::Lost(why) = settled else {
             panic!("{settled:?}");
@@ -366,6 +367,6 @@ mod tests {
         let comments = [claim(2, "c-ours"), end(3, "c-ours", Outcome::Superseded)];
         // When ours is decided
         // Then it lost
-        assert!(matches!(decide_ours(&comments), Settled::Lost(w) if w.contains("was ended")));
+        assert!(matches!(race_result_ours(&comments), Settled::Lost(w) if w.contains("was ended")));
     }
 }

@@ -6,25 +6,17 @@
 //! therefore decide only from a list that shows their own claim comment, reading again with
 //! back-off until it does, and decide nothing when it never does.
 //!
-//! A record posted again after a post with an unknown outcome (`claim::post_record`) is settled
-//! the same way: the list read through the new copy shows the first copy if GitHub applied it,
-//! and then the new copy is deleted, so a stale list cannot leave a duplicate record behind.
-//!
-//! An issue about to leave every pass's view (its `in-progress` label removed, so no later pass
-//! reads it) is settled first (`settle_before_leaving`): its comments are read until the list
-//! holds as many as the issue's count, so it hides nothing, and later copies of our own end
-//! records (left by a writer killed between a repeated post and its clean-up) are deleted.
+//! `complete_comments` reads until the list holds as many comments as the issue's count, so it
+//! hides nothing. Copies of a record are settled on these lists by `store::dedupe`: a record
+//! posted again after a post with an unknown outcome (`store::post_record`), and the end records
+//! of an issue about to leave every pass's view.
 //!
 //! No clock decides here: the wait ends on evidence (our comment listed) and is bounded only so
 //! that a command does not hang.
 
-use anyhow::Context as _;
-
 use crate::context::Ctx;
 use crate::github::{Comment, GithubError};
 use crate::host::LocalClaim;
-use crate::protocol::record::{decode, Decoded, Kind, Record};
-use crate::store::copies;
 
 /// How many times an issue's comments are read, at most, waiting for our own comment.
 pub const LIST_READS: u32 = 9;
@@ -92,47 +84,6 @@ pub async fn claim_comments(ctx: &Ctx, local: &LocalClaim) -> anyhow::Result<Vec
     }
 }
 
-/// After `posted` was posted again because an earlier post of the same record had an unknown
-/// outcome: reads issue `n`'s comments through `posted`, so the list shows every earlier copy
-/// GitHub applied, keeps the first copy (the record, everywhere) and deletes the others. When
-/// the list cannot be read or never shows `posted`, `posted` is kept: a duplicate is left for
-/// reconcile, never a record lost.
-pub async fn keep_first(ctx: &Ctx, n: u64, posted: Comment, key: &str, kind: Kind) -> Comment {
-    let comments = match read_through(ctx, n, posted.id).await {
-        Ok(Listing::Fresh(comments)) => comments,
-        Ok(_) | Err(_) => {
-            tracing::warn!(
-                issue = n,
-                record = key,
-                "could not check for an earlier copy"
-            );
-            return posted;
-        }
-    };
-    let mut all = copies(ctx, &comments, key, kind);
-    all.sort_by_key(|c| c.id);
-    let Some((first, later)) = all.split_first() else {
-        return posted;
-    };
-    for copy in later {
-        match ctx.client.delete_comment(copy.id).await {
-            Ok(()) => tracing::info!(
-                issue = n,
-                record = key,
-                "an earlier post had landed after all; deleted the later copy {}",
-                copy.id
-            ),
-            Err(e) => tracing::warn!(
-                issue = n,
-                record = key,
-                "could not delete the later copy {} ({e}); reconcile removes it",
-                copy.id
-            ),
-        }
-    }
-    (*first).clone()
-}
-
 /// Reads issue `n`'s comments (with back-off) until the list holds at least as many comments as
 /// the issue's `comments` count, so a stale list hides nothing that was there when the count was
 /// read. Fails when the list stays behind.
@@ -150,47 +101,4 @@ pub async fn complete_comments(ctx: &Ctx, n: u64) -> anyhow::Result<Vec<Comment>
     anyhow::bail!(
         "issue #{n}'s comment list stayed behind its comment count after {LIST_READS} reads"
     )
-}
-
-/// Before issue `n` leaves every pass's view: reads all its comments ([`complete_comments`]), so
-/// a stale list hides no copy, then deletes every later copy of our own end records (the first
-/// trusted end record of a claim stays). Fails when the list stays behind the count: the caller
-/// keeps `in-progress` and the next pass comes back. Returns the complete list it read.
-pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<Vec<Comment>> {
-    let comments = complete_comments(ctx, n)
-        .await
-        .context("`in-progress` stays until a pass sees every comment")?;
-    for copy in later_end_copies(ctx, &comments, None) {
-        tracing::info!(
-            issue = n,
-            comment = copy,
-            "deleting a later copy of an end record"
-        );
-        ctx.client.delete_comment(copy).await?;
-    }
-    Ok(comments)
-}
-
-/// Our own end records that repeat a claim's earlier trusted end record (of `only` that claim,
-/// when given).
-pub(crate) fn later_end_copies(ctx: &Ctx, comments: &[Comment], only: Option<&str>) -> Vec<u64> {
-    let mut ended = std::collections::HashSet::new();
-    let mut sorted: Vec<&Comment> = comments
-        .iter()
-        .filter(|c| ctx.trust.is_trusted(c.author()))
-        .collect();
-    sorted.sort_by_key(|c| c.id);
-    let mut later = Vec::new();
-    for c in sorted {
-        let Decoded::Record(Record::End(end)) = decode(c.text()) else {
-            continue;
-        };
-        if only.is_some_and(|id| id != end.claim_id) {
-            continue;
-        }
-        if !ended.insert(end.claim_id) && c.author().eq_ignore_ascii_case(&ctx.me) {
-            later.push(c.id);
-        }
-    }
-    later
 }

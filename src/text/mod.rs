@@ -8,10 +8,11 @@
 //! line with a record marker and hide or forge the record line below it.
 
 pub mod cancel;
-pub mod commands;
 pub mod comment;
-pub mod keep;
+pub mod evidence;
 pub mod reasons;
+pub mod replies;
+pub mod salvage;
 
 pub use comment::ToComment;
 
@@ -599,7 +600,7 @@ mod tests {
     fn failed_run_whose_writers_outlived_it_says_its_worktree_was_left_alone() {
         let mut end = sample_end(Outcome::Failed);
         end.kept = Some(crate::protocol::record::Salvage {
-            error: Some(keep::writers_left(&[4301], 10)),
+            error: Some(salvage::writers_left(&[4301], 10)),
             ..crate::protocol::record::Salvage::untouched(
                 "/work/wt/issue-42".into(),
                 "issue-42".into(),

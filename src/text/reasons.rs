@@ -67,6 +67,11 @@ pub fn host_silent_note(
     )
 }
 
+/// A finding's note: `why`, then what the labels became ([`labels_clause`]).
+pub fn with_labels_clause(why: &str, list: &[String], in_progress: &str) -> String {
+    format!("{why}; {}", labels_clause(list, in_progress))
+}
+
 /// What an ended Claim's labels (`list`, listing `in_progress`: it stays) do to its issue, as a
 /// clause: `the issue goes to ready-for-human`, `the issue keeps in-progress and gets
 /// agent-failed`.

@@ -15,7 +15,7 @@ use thirdshift_reconciler::github::{Client, Repo};
 use thirdshift_reconciler::host::{HostIdentity, StateDir};
 use thirdshift_reconciler::protocol::config::Config;
 use thirdshift_reconciler::protocol::record::{EndRecord, Outcome, Trust};
-use thirdshift_reconciler::reconcile::{decide, plan, Plan, PlanInput};
+use thirdshift_reconciler::reconcile::{plan, read_and_plan, Plan, PlanInput};
 use thirdshift_reconciler::snapshot::incremental::{self, CachedRead};
 use thirdshift_reconciler::snapshot::read;
 use thirdshift_reconciler::text::ToComment;
@@ -189,7 +189,7 @@ async fn cached_and_full_reads_make_the_same_decisions_over_random_histories() {
             let issues = now.through.snapshot.issues.len();
             from_cache += issues - now.through.fresh.len();
             assert_eq!(now.cached, full, "seed {seed} pass {pass}: cache alone");
-            let (snapshot, decided) = decide(&cached, &input).await.expect("decided");
+            let (snapshot, decided) = read_and_plan(&cached, &input).await.expect("decided");
             assert_eq!(decided, full, "seed {seed} pass {pass}: confirmed");
             thirdshift_reconciler::reconcile::apply::apply(&cached, &decided.actions, &snapshot)
                 .await;

@@ -120,7 +120,7 @@ const BOT_TOKEN: &str = "tok-bot";
 /// `issue-1`, an open pull request from `issue-1` (labelled, so its labels are rendered), a
 /// merged one from a branch that no longer exists, and a GitHub App installed on the
 /// repository (with a JWT signed by its test key).
-struct World {
+struct Seeded {
     sim: Sim,
     server: SimServer,
     issue: u64,
@@ -151,7 +151,7 @@ fn install_app(sim: &Sim) -> (u64, String) {
     (installation, jwt)
 }
 
-async fn world() -> World {
+async fn world() -> Seeded {
     let sim = Sim::new(SimConfig::default());
     sim.add_user("octo", ADMIN_TOKEN, Permission::Admin);
     sim.add_user("rita", READER_TOKEN, Permission::Read);
@@ -168,7 +168,7 @@ async fn world() -> World {
         .serve(([127, 0, 0, 1], 0).into())
         .await
         .expect("emulator starts");
-    World {
+    Seeded {
         sim,
         server,
         issue,
@@ -256,7 +256,7 @@ fn try_route_of(method: &str, path: &str) -> Option<&'static str> {
 
 /// Drives every route in [`EMULATOR_ROUTES`] through successes and errors.
 async fn exercise_every_route(
-    w: &World,
+    w: &Seeded,
     rec: &mut Recorder,
     reader: &mut Recorder,
     bad: &mut Recorder,
@@ -1045,7 +1045,7 @@ fn validator_rejects_a_value_outside_an_enum() {
 fn validator_checks_date_time_and_uri_formats() {
     let mut comment = example("issue-comment");
     comment["created_at"] = json!("yesterday");
-    comment["html_url"] = json!("/octocat/Hello-World/issues/1347#issuecomment-1");
+    comment["html_url"] = json!("/octocat/Hello-Seeded/issues/1347#issuecomment-1");
     let result = spec().validate(spec().schema("issue-comment"), &comment);
     assert_violation(result.clone(), "$.created_at", "RFC 3339");
     assert_violation(result, "$.html_url", "absolute URI");

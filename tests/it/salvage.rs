@@ -61,16 +61,16 @@ fn read(path: &Path) -> String {
 }
 
 /// A bare origin, a clone (`main`) and the Issue branch's linked worktree (`wt-7`).
-struct World {
+struct Checkouts {
     tmp: TempDir,
     origin: PathBuf,
     main: PathBuf,
     wt: PathBuf,
 }
 
-impl World {
+impl Checkouts {
     /// Given an Issue branch started from `main` with no work at all, never pushed.
-    fn unstarted() -> World {
+    fn unstarted() -> Checkouts {
         let tmp = TempDir::new().unwrap();
         let (origin, main, wt) = (
             tmp.path().join("origin.git"),
@@ -90,7 +90,7 @@ impl World {
             &main,
             &["worktree", "add", "-q", "-b", BRANCH, wt_arg, "origin/main"],
         );
-        World {
+        Checkouts {
             tmp,
             origin,
             main,
@@ -99,8 +99,8 @@ impl World {
     }
 
     /// Given an Issue branch with one commit ("start work", `src.txt`) pushed to origin.
-    fn started() -> World {
-        let world = World::unstarted();
+    fn started() -> Checkouts {
+        let world = Checkouts::unstarted();
         world.commit("src.txt", "v1\n", "start work");
         git(&world.wt, &["push", "-q", "origin", BRANCH]);
         world
@@ -198,7 +198,7 @@ impl World {
 #[test]
 fn dirty_files_and_unpushed_commit_reach_origin_in_a_failed_run_commit() {
     // given a Run killed mid-edit: one unpushed commit and three uncommitted files
-    let world = World::started();
+    let world = Checkouts::started();
     let unpushed = world.commit("step.txt", "step\n", "unpushed step");
     world.make_dirty();
 
@@ -235,7 +235,7 @@ fn dirty_files_and_unpushed_commit_reach_origin_in_a_failed_run_commit() {
 #[test]
 fn push_to_unreachable_origin_keeps_everything_and_reports_where() {
     // given a Run killed mid-edit, and origin unreachable
-    let world = World::started();
+    let world = Checkouts::started();
     world.commit("step.txt", "step\n", "unpushed step");
     world.make_dirty();
     let gone = world.tmp.path().join("gone.git");
@@ -268,7 +268,7 @@ fn push_to_unreachable_origin_keeps_everything_and_reports_where() {
 #[test]
 fn clean_worktree_makes_no_commit_and_pushes_nothing() {
     // given a Run killed before any work: a fresh Issue branch, never pushed, nothing changed
-    let world = World::unstarted();
+    let world = Checkouts::unstarted();
     let before = world.head();
 
     // when it is salvaged
@@ -288,7 +288,7 @@ fn clean_worktree_makes_no_commit_and_pushes_nothing() {
 #[test]
 fn unfinished_merge_is_aborted_before_staging() {
     // given a Run killed in the middle of a conflicting merge, with a draft beside it
-    let world = World::started();
+    let world = Checkouts::started();
     world.push_main_change("src.txt", "main's version\n");
     world.commit("src.txt", "issue's version\n", "issue changes src");
     write(&world.wt.join("draft.txt"), "draft\n");
@@ -322,7 +322,7 @@ fn unfinished_merge_is_aborted_before_staging() {
 #[test]
 fn rebase_in_progress_is_left_alone_and_the_branch_not_the_half_rebased_head_is_pushed() {
     // given a Run killed in a conflicting rebase, with an unpushed commit
-    let world = World::started();
+    let world = Checkouts::started();
     world.push_main_change("src.txt", "main's version\n");
     let unpushed = world.commit("src.txt", "issue's version\n", "issue changes src");
     git(&world.wt, &["fetch", "-q", "origin"]);
@@ -347,7 +347,7 @@ fn rebase_in_progress_is_left_alone_and_the_branch_not_the_half_rebased_head_is_
 #[test]
 fn conflicted_files_without_a_merge_are_never_committed() {
     // given a Run killed with a conflicting `git stash pop` (unmerged paths, no MERGE_HEAD)
-    let world = World::started();
+    let world = Checkouts::started();
     write(&world.wt.join("src.txt"), "stashed version\n");
     git(&world.wt, &["stash", "-q"]);
     let committed = world.commit("src.txt", "committed version\n", "issue changes src");
@@ -370,7 +370,7 @@ fn conflicted_files_without_a_merge_are_never_committed() {
 #[test]
 fn missing_worktree_is_reported_not_created() {
     // given a worktree folder that is gone, a plain folder, and a folder inside another checkout
-    let world = World::started();
+    let world = Checkouts::started();
     let gone = world.tmp.path().join("wt-gone");
     let plain = world.tmp.path().join("plain");
     let inside = world.main.join("sub");
@@ -396,7 +396,7 @@ fn missing_worktree_is_reported_not_created() {
 #[test]
 fn hooks_do_not_run() {
     // given hooks that fail and leave a mark, and that do run for an ordinary commit
-    let world = World::started();
+    let world = Checkouts::started();
     let mark = world.tmp.path().join("hook-ran");
     let hooks = world.main.join(".git/hooks");
     for hook in ["pre-commit", "commit-msg", "post-commit", "pre-push"] {
@@ -429,7 +429,7 @@ fn hooks_do_not_run() {
 #[test]
 fn nothing_is_force_pushed() {
     // given origin's Issue branch moved ahead by someone else, and a killed Run with work
-    let world = World::started();
+    let world = Checkouts::started();
     world.commit("step.txt", "step\n", "unpushed step");
     world.make_dirty();
     let theirs = world.push_from_elsewhere(BRANCH, "theirs.txt", "theirs\n");
@@ -451,7 +451,7 @@ fn nothing_is_force_pushed() {
 fn repeated_salvage_makes_no_commit_and_reports_what_the_first_kept() {
     // given a killed Run's work salvaged once, and the pass that did it killed before it could
     // record the report
-    let world = World::started();
+    let world = Checkouts::started();
     world.make_dirty();
     let first = world.salvage();
     assert!(first.pushed && first.salvage_commit.is_some());
@@ -469,7 +469,7 @@ fn repeated_salvage_makes_no_commit_and_reports_what_the_first_kept() {
 fn salvage_killed_after_its_commit_is_finished_by_the_repeat_with_that_commit() {
     // given a salvage that committed the Run's work but was killed before it pushed or wrote
     // down what it did (simulated: origin unreachable, then its progress file removed)
-    let world = World::started();
+    let world = Checkouts::started();
     world.make_dirty();
     let real = git(&world.main, &["remote", "get-url", "origin"]);
     let gone = world.tmp.path().join("gone.git");
@@ -496,7 +496,7 @@ fn salvage_killed_after_its_commit_is_finished_by_the_repeat_with_that_commit() 
 #[test]
 fn a_later_claim_in_the_same_worktree_does_not_inherit_an_earlier_salvage() {
     // given a worktree salvaged for one Claim
-    let world = World::started();
+    let world = Checkouts::started();
     world.make_dirty();
     let first = world.salvage();
     assert!(first.pushed && first.salvage_commit.is_some());
@@ -518,7 +518,7 @@ fn a_later_claim_in_the_same_worktree_does_not_inherit_an_earlier_salvage() {
 #[test]
 fn work_already_on_origin_makes_no_commit() {
     // given uncommitted work whose content origin's Issue branch already has
-    let world = World::started();
+    let world = Checkouts::started();
     let theirs = world.push_from_elsewhere(BRANCH, "src.txt", "same\n");
     write(&world.wt.join("src.txt"), "same\n");
     let before = world.head();
@@ -537,7 +537,7 @@ fn work_already_on_origin_makes_no_commit() {
 #[test]
 fn a_detached_head_is_committed_in_place_and_pushed_to_a_branch_of_its_own() {
     // given a Run killed on a detached HEAD with an unpushed commit and dirty files
-    let world = World::started();
+    let world = Checkouts::started();
     git(&world.wt, &["checkout", "-q", "--detach"]);
     let branch_before = git(&world.wt, &["rev-parse", BRANCH]);
     let origin_before = world.origin_sha(BRANCH);
@@ -562,7 +562,7 @@ fn a_detached_head_is_committed_in_place_and_pushed_to_a_branch_of_its_own() {
 #[test]
 fn a_worktree_on_another_branch_is_never_pushed_onto_the_claims_branch() {
     // given a Run whose worktree moved to another Run's branch, with dirty files
-    let world = World::started();
+    let world = Checkouts::started();
     git(&world.wt, &["checkout", "-q", "-b", "issue-8"]);
     let origin_before = world.origin_sha(BRANCH);
     world.make_dirty();
@@ -613,7 +613,7 @@ fn parent_git_environment_does_not_leak_in() {
     if !in_child("parent_git_environment_does_not_leak_in", &env) {
         return;
     }
-    let world = World::started();
+    let world = Checkouts::started();
     world.make_dirty();
 
     // when the work is salvaged
@@ -635,7 +635,7 @@ fn without_a_configured_identity_the_commit_is_made_as_thirdshift() {
     ) {
         return;
     }
-    let world = World::started();
+    let world = Checkouts::started();
     git(&world.main, &["config", "--unset", "user.name"]);
     git(&world.main, &["config", "--unset", "user.email"]);
     world.make_dirty();

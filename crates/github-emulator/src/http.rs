@@ -16,7 +16,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::ctx::Caller;
+use super::call::Caller;
 use super::error::ApiError;
 use super::jwt;
 use super::state::State as SimState;

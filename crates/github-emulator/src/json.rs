@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::ctx::{percent_encode, Caller};
+use super::call::{percent_encode, Caller};
 use super::state::{Comment, Issue, Label, LabelEvent, Pull, Reaction, State, Target, User};
 
 /// RFC 3339 with `Z` and whole seconds, as GitHub writes timestamps.

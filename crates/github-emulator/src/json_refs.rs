@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value};
 
-use super::ctx::{percent_encode, Caller};
+use super::call::{percent_encode, Caller};
 use super::json::{self, html, node_id, opt_ts, repo_url, ts, user_by_login};
 use super::origin::{CommitInfo, Signature};
 use super::state::{fake_sha, Issue, Pull, State};

@@ -8,11 +8,12 @@
 //!
 //! This file is the public face: [`Sim`] (a cheap handle on shared state), its seeding and
 //! inspection methods, and the small types tests use. Everything behind it lives in one module
-//! per concern: `state` (data model), `json` and `json_refs` (GitHub's JSON shapes), `origin`
-//! (branches, read from a real bare git repository), `http` (auth, rate limits, ETags, faults,
-//! the request log), `page` (pagination), `permission` (roles), `routes/` (one file per
-//! resource), `server` (binding and shutting down), `seed` (the standalone `sim` command and its
-//! seed file).
+//! per concern, none of them in an import cycle with another (tests/it/architecture.rs): `state`
+//! (data model), `call` (what a handler reads of its request), `json` and `json_refs` (GitHub's
+//! JSON shapes), `origin` (branches, read from a real bare git repository), `http` (auth, rate
+//! limits, ETags, faults, the request log), `page` (pagination), `permission` (roles), `routes/`
+//! (one file per resource), `server` (binding and shutting down), `seed` (the standalone `sim`
+//! command and its seed file).
 //!
 //! What it does not do: create, merge or review pull requests over HTTP (they are seeded), git
 //! data endpoints, webhooks, GraphQL beyond the one query, search, organisations, forks, private repositories, or
@@ -20,7 +21,7 @@
 //! at the `/repos/{owner}/{repo}/...` path that was requested (real GitHub sometimes writes
 //! `/repositories/{id}/...`). See `docs/sim.md` for the behaviour contract.
 
-mod ctx;
+mod call;
 mod error;
 mod http;
 mod json;

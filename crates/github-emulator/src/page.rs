@@ -8,10 +8,10 @@ use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::ctx::Ctx;
+use super::call::Call;
 
 /// `per_page` and `page` from the query, clamped like GitHub.
-fn params(ctx: &Ctx) -> (usize, usize) {
+fn params(ctx: &Call) -> (usize, usize) {
     let per_page = match ctx.q("per_page").and_then(|v| v.parse::<usize>().ok()) {
         Some(0) | None => 30,
         Some(n) => n.min(100),
@@ -25,7 +25,7 @@ fn params(ctx: &Ctx) -> (usize, usize) {
 }
 
 /// One page of `items` and the `Link` header that goes with it.
-pub(crate) fn paginate<T>(items: Vec<T>, ctx: &Ctx) -> (Vec<T>, Option<String>) {
+pub(crate) fn paginate<T>(items: Vec<T>, ctx: &Call) -> (Vec<T>, Option<String>) {
     let (per_page, page) = params(ctx);
     let total = items.len();
     let last = total.div_ceil(per_page).max(1);
@@ -38,7 +38,7 @@ pub(crate) fn paginate<T>(items: Vec<T>, ctx: &Ctx) -> (Vec<T>, Option<String>) 
     (page_items, link)
 }
 
-fn link_header(ctx: &Ctx, page: usize, last: usize) -> String {
+fn link_header(ctx: &Call, page: usize, last: usize) -> String {
     let mut rels = Vec::new();
     if page > 1 {
         rels.push((page - 1, "prev"));
@@ -57,7 +57,7 @@ fn link_header(ctx: &Ctx, page: usize, last: usize) -> String {
 }
 
 /// The request's URL with `page` set to `page` (other parameters kept in order).
-fn page_url(ctx: &Ctx, page: usize) -> String {
+fn page_url(ctx: &Call, page: usize) -> String {
     let mut parts: Vec<String> = ctx
         .raw_query
         .split('&')
@@ -70,7 +70,7 @@ fn page_url(ctx: &Ctx, page: usize) -> String {
 
 /// A 200 JSON array response for one page, with its `Link` header; only the items on the
 /// page are rendered.
-pub(crate) fn page_response<T>(items: Vec<T>, ctx: &Ctx, render: impl Fn(T) -> Value) -> Response {
+pub(crate) fn page_response<T>(items: Vec<T>, ctx: &Call, render: impl Fn(T) -> Value) -> Response {
     let (page, link) = paginate(items, ctx);
     let page: Vec<Value> = page.into_iter().map(render).collect();
     let mut resp =

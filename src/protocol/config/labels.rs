@@ -146,6 +146,11 @@ impl Labels {
         names.into_iter().map(str::to_string).collect()
     }
 
+    /// Whether `list` puts the issue back in the queue (`ready-for-agent`).
+    pub fn queues(&self, list: &[String]) -> bool {
+        list.iter().any(|l| l.eq_ignore_ascii_case(&self.ready))
+    }
+
     /// Whether `list` keeps the Claim's label on.
     pub fn keeps_in_progress(&self, list: &[String]) -> bool {
         list.iter()

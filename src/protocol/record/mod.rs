@@ -106,6 +106,31 @@ pub enum Record {
     Other { kind: Kind, json: serde_json::Value },
 }
 
+/// What names one record among copies of it: its kind, its key (the claim id of a claim or end
+/// record, the host of a host report, the request id of a cancel record, the command comment id
+/// of a reply), and the issue it names, when its kind names one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub kind: Kind,
+    pub key: String,
+    pub issue: Option<u64>,
+}
+
+impl Record {
+    /// This record's identity; `None` for a record of a kind this reader does not know.
+    pub fn identity(&self) -> Option<Identity> {
+        let (kind, key, issue) = match self {
+            Record::Claim(r) => (Kind::Claim, r.claim_id.clone(), Some(r.issue)),
+            Record::End(r) => (Kind::End, r.claim_id.clone(), Some(r.issue)),
+            Record::HostReport(r) => (Kind::HostReport, r.host.clone(), None),
+            Record::Cancel(r) => (Kind::Cancel, r.request_id.clone(), Some(r.issue)),
+            Record::Reply(r) => (Kind::Reply, r.command_comment_id.to_string(), Some(r.issue)),
+            Record::Other { .. } => return None,
+        };
+        Some(Identity { kind, key, issue })
+    }
+}
+
 impl Decoded {
     /// The kind of a decoded record, if any.
     pub fn kind(&self) -> Option<Kind> {

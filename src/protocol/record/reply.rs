@@ -65,7 +65,7 @@ pub struct ReplyRecord {
 }
 
 impl ReplyRecord {
-    /// The whole comment: `text` (from `text::commands`), a blank line, the record line.
+    /// The whole comment: `text` (from `text::replies`), a blank line, the record line.
     pub fn to_comment(&self, text: &str) -> String {
         format!("{text}\n\n{}", encode(Kind::Reply, &self.to_json()))
     }

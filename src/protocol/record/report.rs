@@ -141,7 +141,7 @@ pub struct RunEnding {
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
-    /// What the Run kept of its work (`crate::observe::keep`).
+    /// What the Run kept of its work (`crate::observe::salvage`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<Salvage>,
     /// Whether the Run's command started (a Claim whose command never started gives the labels

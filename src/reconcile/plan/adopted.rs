@@ -15,7 +15,7 @@ use crate::protocol::rules::{adopted_labels_after, later_issue_branch, SECURITY_
 use crate::snapshot::{IssueSnapshot, ReportView};
 use crate::text::reasons::{adopted_evidence, adopted_recovered_reason};
 
-use super::{Cx, Finding, Health, Steps};
+use super::{Finding, Health, Planner, Steps};
 
 /// One Command a host reports on the issue, not ended yet.
 struct Named<'a> {
@@ -23,7 +23,7 @@ struct Named<'a> {
     verdict: &'a ClaimVerdict,
 }
 
-impl Cx<'_> {
+impl Planner<'_> {
     /// The decisions on the thirdshift Commands hosts report on `issue`, which has no active
     /// claim of ours; `None` when there is nothing of thirdshift's to decide (no Command
     /// reported and not ended yet, or the issue no longer `in-progress`).

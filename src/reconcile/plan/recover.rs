@@ -7,14 +7,14 @@
 
 use crate::protocol::config::OnDead;
 use crate::protocol::record::{ClaimView, Continuation, DeathReason, Outcome, RunEnding, Salvage};
-use crate::protocol::resume::resume_command;
-use crate::protocol::rules::{continuations, label_unstarted, labels_after};
+use crate::protocol::resume::hand_off;
+use crate::protocol::rules::{continuations, end_labels, labels_after};
 use crate::snapshot::IssueSnapshot;
-use crate::text::reasons::{finished_for_run, labels_clause, recovered_reason};
+use crate::text::reasons::{finished_for_run, recovered_reason, with_labels_clause};
 
-use super::{claim_finding, Cx, Finding, Health, Steps};
+use super::{claim_finding, Finding, Health, Planner, Steps};
 
-impl Cx<'_> {
+impl Planner<'_> {
     /// Ends the dead owner of `issue`; `kept` is what its host's salvage reported.
     pub(super) fn recover(
         &self,
@@ -65,7 +65,7 @@ impl Cx<'_> {
         end.labels_after = Some(list.clone());
         end.kept = kept.cloned();
         end.pull_request = issue.origin.as_ref().and_then(|o| o.pull_request());
-        let queued = list.iter().any(|l| l.eq_ignore_ascii_case(&labels.ready));
+        let queued = labels.queues(&list);
         if continue_it {
             end.continuation = Some(Continuation {
                 number: done + 1,
@@ -75,21 +75,16 @@ impl Cx<'_> {
                 worktree: claim.worktree.clone(),
             });
         } else if !queued {
-            end.resume = resume_command(
-                claim.harness.as_deref(),
-                claim.agent_session.as_deref(),
-                claim.worktree.as_deref(),
-            );
-            end.session.clone_from(&claim.agent_session);
+            hand_off(&mut end, claim);
         }
         s.end(end);
         self.apply_labels(issue, &list, s);
-        let clause = labels_clause(&list, &labels.in_progress);
-        claim_finding(owner, health, format!("{why}; {clause}"))
+        let note = with_labels_clause(&why, &list, &labels.in_progress);
+        claim_finding(owner, health, note)
     }
 }
 
-impl Cx<'_> {
+impl Planner<'_> {
     /// Ends `owner`, whose Run ended by itself as `finished` says but could not write its end
     /// record (its host reports the outcome it kept): with that outcome, its status and what it
     /// kept, labelled as the Run itself would have (`crate::run::release`), never as a recovery.
@@ -107,16 +102,9 @@ impl Cx<'_> {
         end.exit_code = finished.exit_code;
         end.signal = finished.signal;
         end.kept.clone_from(&finished.kept);
-        let list = if finished.started {
-            let on_origin = issue.origin.as_ref().map(|o| o.facts());
-            let kept = finished.kept.as_ref();
-            labels_after(labels, claim, finished.outcome, on_origin, kept)
-        } else {
-            label_unstarted(labels, claim)
-                .into_iter()
-                .map(str::to_string)
-                .collect()
-        };
+        let on_origin = issue.origin.as_ref().map(|o| o.facts());
+        let (outcome, started, kept) = (finished.outcome, finished.started, finished.kept.as_ref());
+        let list = end_labels(labels, claim, outcome, started, on_origin, kept);
         end.labels_after = Some(list.clone());
         s.end(end);
         self.apply_labels(issue, &list, s);

@@ -1,5 +1,5 @@
 //! Plan table tests: one test per decision of `plan`, on snapshots built by hand from real record
-//! comments and the real ownership rule, with no HTTP. `World` stands for the repository so a
+//! comments and the real ownership rule, with no HTTP. `Repository` stands for the repository so a
 //! plan can be applied by hand and the next pass checked.
 
 use chrono::TimeZone;
@@ -111,19 +111,19 @@ fn issue(number: u64, labels: &[&str], comments: Vec<RawComment>) -> Issue {
 
 /// The repository as the tests see it.
 #[derive(Clone, Default)]
-struct World {
+struct Repository {
     issues: Vec<Issue>,
     reports: Vec<HostReport>,
     registry_issue: Option<u64>,
     duplicate_reports: Vec<u64>,
 }
 
-impl World {
-    fn with(issues: Vec<Issue>, reports: Vec<HostReport>) -> World {
-        World {
+impl Repository {
+    fn with(issues: Vec<Issue>, reports: Vec<HostReport>) -> Repository {
+        Repository {
             issues,
             reports,
-            ..World::default()
+            ..Repository::default()
         }
     }
 
@@ -273,7 +273,7 @@ fn healths(plan: &Plan) -> Vec<(u64, Option<&str>, &Health)> {
 fn dead_owner_with_nothing_started_is_ended_and_requeued() {
     // given a Claim that removed ready-for-agent and never reported a stage, proved dead
     let c = fresh_claim(7, "c-a");
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
         vec![report(vec![verdict(&c, dead())])],
     );
@@ -323,7 +323,7 @@ fn a_run_that_ended_by_itself_but_could_not_write_its_end_is_ended_with_its_own_
             finished: Some(Box::new(finished)),
             ..verdict(&c, dead())
         };
-        let world = World::with(
+        let world = Repository::with(
             vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
             vec![report(vec![v])],
         );
@@ -345,7 +345,7 @@ fn a_run_that_ended_by_itself_but_could_not_write_its_end_is_ended_with_its_own_
 fn dead_owner_that_started_work_is_handed_to_people() {
     // given a dead Run that had reported a stage of its own
     let c = claim(7, "c-a");
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
         vec![report(vec![verdict(&c, dead())])],
     );
@@ -371,7 +371,7 @@ fn dead_owner_whose_claim_did_not_remove_ready_goes_to_people() {
         removed_ready: false,
         ..fresh_claim(7, "c-a")
     };
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(
             7,
             &[READY, IN_PROGRESS],
@@ -396,7 +396,7 @@ fn dead_owner_whose_claim_did_not_remove_ready_goes_to_people() {
 fn alive_owner_is_left_alone() {
     // given a Claim its host reports alive
     let c = claim(7, "c-a");
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
         vec![report(vec![verdict(&c, Verdict::Alive)])],
     );
@@ -424,7 +424,7 @@ fn writers_alive_is_left_alone_and_flagged() {
         pids: vec![4250, 4251],
         evidence: "2 processes of session 4243 run".into(),
     };
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
         vec![report(vec![verdict(&c, writers)])],
     );
@@ -450,7 +450,7 @@ fn host_that_never_reported_leaves_claim_awaiting_host() {
         claimed_at: Utc.with_ymd_and_hms(2000, 1, 1, 0, 0, 0).unwrap(),
         ..fresh_claim(7, "c-a")
     };
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
         vec![],
     );
@@ -477,7 +477,7 @@ fn report_without_this_claim_is_awaiting_host() {
     let c = claim(7, "c-a");
     let other = claim(7, "c-other");
     let elsewhere = claim(8, "c-a");
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
         vec![report(vec![
             verdict(&elsewhere, dead()),
@@ -499,7 +499,7 @@ fn report_from_another_machine_with_same_host_name_is_not_evidence() {
         machine_id: "9f9f9f9f".into(),
         ..report(vec![verdict(&c, dead())])
     };
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
         vec![impostor],
     );
@@ -523,7 +523,7 @@ fn report_of_the_claims_machine_counts_when_another_machine_shares_the_host_name
         machine_id: "9f9f9f9f".into(),
         ..report(vec![])
     };
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
         vec![other, report(vec![verdict(&c, dead())])],
     );
@@ -537,7 +537,7 @@ fn report_of_the_claims_machine_counts_when_another_machine_shares_the_host_name
 fn superseded_later_claim_is_ended_without_labels() {
     // given an owner its host reports alive and a later active claim on the same issue
     let (a, b) = (claim(7, "c-a"), claim(7, "c-b"));
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(
             7,
             &[IN_PROGRESS],
@@ -588,7 +588,7 @@ fn in_progress_without_claim_is_flagged_unowned() {
     // claim's) states no labels
     let lost = claim(8, "c-lost");
     let withdrawn = end_of(&lost, Outcome::Withdrawn, None);
-    let world = World::with(
+    let world = Repository::with(
         vec![
             issue(7, &[IN_PROGRESS], vec![]),
             issue(
@@ -625,7 +625,7 @@ fn closed_issue_with_active_claim_is_swept() {
         vec![bot(1, a.to_comment()), bot(2, b.to_comment())],
     );
     closed.open = false;
-    let world = World::with(vec![closed], vec![]);
+    let world = Repository::with(vec![closed], vec![]);
     // when the pass plans
     let plan = world.plan();
     // then the owner is swept with no labels after, the later claim superseded, in-progress off
@@ -683,7 +683,7 @@ fn end_record_with_unapplied_labels_is_finished() {
     // given a recovered end record whose pass was killed before it set the labels
     let c = fresh_claim(7, "c-a");
     let end = end_of(&c, Outcome::Recovered, Some(&[READY]));
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(
             7,
             &[IN_PROGRESS],
@@ -726,7 +726,7 @@ fn labels_a_person_changed_after_the_end_record_are_left_as_they_set_them() {
         by: "alice".into(),
     };
     i.people_changes = Some(vec![change(HUMAN, false), change(IN_PROGRESS, true)]);
-    let mut world = World::with(vec![i], vec![]);
+    let mut world = Repository::with(vec![i], vec![]);
     // when the pass plans
     let plan = world.plan();
     // then it writes nothing and says the labels are a person's
@@ -756,7 +756,7 @@ fn end_without_stated_labels_does_not_hide_an_unfinished_one() {
         ),
         bot(4, end_of(&b, Outcome::Superseded, None).to_comment()),
     ];
-    let world = World::with(vec![issue(7, &[IN_PROGRESS], comments)], vec![]);
+    let world = Repository::with(vec![issue(7, &[IN_PROGRESS], comments)], vec![]);
     // when the pass plans
     let plan = world.plan();
     // then the owner's labels are finished
@@ -778,7 +778,7 @@ fn closed_issue_whose_sweep_was_cut_short_loses_in_progress() {
     // and a closed issue carrying in-progress with no end record stating labels
     let mut unknown = issue(10, &[IN_PROGRESS], vec![]);
     unknown.open = false;
-    let world = World::with(vec![closed, unknown], vec![]);
+    let world = Repository::with(vec![closed, unknown], vec![]);
     // when the pass plans
     let plan = world.plan();
     // then the sweep is finished, and the other closed issue is not flagged
@@ -794,7 +794,7 @@ fn second_pass_after_recovery_plans_nothing() {
     let s = claim(9, "c-s");
     let mut closed = issue(9, &[IN_PROGRESS], vec![bot(1, s.to_comment())]);
     closed.open = false;
-    let mut world = World::with(
+    let mut world = Repository::with(
         vec![
             issue(
                 7,
@@ -830,7 +830,7 @@ fn duplicate_end_records_are_deleted_keeping_the_first() {
             end_of(&c, Outcome::Recovered, Some(&[HUMAN])).to_comment(),
         ),
     ];
-    let world = World::with(vec![issue(7, &[], comments)], vec![]);
+    let world = Repository::with(vec![issue(7, &[], comments)], vec![]);
     // when the pass plans
     let plan = world.plan();
     // then the later two are deleted and the first stays
@@ -849,7 +849,7 @@ fn duplicate_end_records_are_deleted_keeping_the_first() {
 #[test]
 fn duplicate_host_reports_are_deleted_from_the_registry_issue() {
     // given later copies of host reports on registry issue #1
-    let mut world = World::with(vec![], vec![]);
+    let mut world = Repository::with(vec![], vec![]);
     world.duplicate_reports = vec![BASE + 20, BASE + 10];
     world.registry_issue = Some(1);
     // when the pass plans
@@ -877,7 +877,7 @@ fn untrusted_dead_verdict_claim_is_ignored() {
         comment("mallory", 2, evil_end.to_comment()),
         comment("mallory", 3, evil_end.to_comment()),
     ];
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[IN_PROGRESS], comments)],
         vec![report(vec![verdict(&evil, dead())])],
     );
@@ -904,7 +904,7 @@ fn actions_are_ordered_end_first_then_labels() {
         bot(4, a.to_comment()),
         bot(5, b.to_comment()),
     ];
-    let mut world = World::with(
+    let mut world = Repository::with(
         vec![closed, issue(7, &[IN_PROGRESS], seven)],
         vec![report(vec![verdict(&a, dead())])],
     );
@@ -965,7 +965,7 @@ fn same_snapshot_gives_the_same_plan() {
     // given a world with every kind of decision in it
     let (a, b) = (claim(7, "c-a"), claim(8, "c-b"));
     let c = claim(8, "c-c");
-    let world = World::with(
+    let world = Repository::with(
         vec![
             issue(
                 8,
@@ -1049,7 +1049,7 @@ fn dead_run_with_a_pull_request_is_handed_to_people_naming_it_and_the_resume_com
     let c = fresh_claim(7, "c-a");
     let mut i = issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())]);
     i.origin = origin(Some("abc123"), &[(9, "closed")]);
-    let world = World::with(
+    let world = Repository::with(
         vec![i],
         vec![report(vec![dead_kept(&c, Some(kept(true, true)))])],
     );
@@ -1073,7 +1073,7 @@ fn dead_run_whose_work_could_not_be_pushed_is_not_requeued() {
     let mut i = issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())]);
     i.origin = origin(None, &[]);
     let k = kept(false, false);
-    let world = World::with(vec![i], vec![report(vec![dead_kept(&c, Some(k.clone()))])]);
+    let world = Repository::with(vec![i], vec![report(vec![dead_kept(&c, Some(k.clone()))])]);
     // when the pass plans
     let plan = world.plan();
     // then it goes to people, and the end record says where the work is
@@ -1090,7 +1090,7 @@ fn dead_run_that_kept_nothing_is_requeued_even_after_reporting_a_stage() {
     let c = claim(7, "c-a");
     let mut i = issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())]);
     i.origin = origin(None, &[]);
-    let world = World::with(
+    let world = Repository::with(
         vec![i],
         vec![report(vec![dead_kept(&c, Some(kept(true, true)))])],
     );
@@ -1126,7 +1126,7 @@ fn continue_policy_requeues_as_a_continuation_until_the_limit() {
         comments.push(bot(100, c.to_comment()));
         let mut i = issue(7, &[IN_PROGRESS], comments);
         i.origin = origin(Some("abc123"), &[]);
-        let world = World::with(vec![i], vec![report(vec![verdict(&c, dead())])]);
+        let world = Repository::with(vec![i], vec![report(vec![verdict(&c, dead())])]);
         // when the pass plans
         let plan = plan(&world.snapshot(), &config, &input());
         let end = end_of_plan(&plan);
@@ -1146,4 +1146,4 @@ fn continue_policy_requeues_as_a_continuation_until_the_limit() {
 }
 
 mod adopted;
-mod commands;
+mod answers;

@@ -14,14 +14,14 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::json_response;
-use crate::ctx::{parse_body, Ctx};
+use crate::call::{parse_body, Call};
 use crate::error::ApiError;
 use crate::json::{node_id, owner, ts};
 use crate::state::{App, State as SimState};
 use crate::{Permission, Sim};
 
 /// The calling App (the pipeline let only JWT callers through).
-fn calling_app(st: &SimState, ctx: &Ctx) -> Result<App, ApiError> {
+fn calling_app(st: &SimState, ctx: &Call) -> Result<App, ApiError> {
     ctx.caller
         .app
         .and_then(|id| st.app(id).cloned())
@@ -29,7 +29,7 @@ fn calling_app(st: &SimState, ctx: &Ctx) -> Result<App, ApiError> {
 }
 
 /// `GET /app`.
-pub(crate) async fn get_app(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn get_app(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let st = sim.lock();
     let app = calling_app(&st, &ctx)?;
     Ok(json_response(
@@ -41,7 +41,7 @@ pub(crate) async fn get_app(State(sim): State<Sim>, ctx: Ctx) -> Result<Response
 /// `GET /repos/{owner}/{repo}/installation`.
 pub(crate) async fn get_installation(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
 ) -> Result<Response, ApiError> {
     let st = sim.lock();
     ctx.check_repo(&st)?;
@@ -57,7 +57,7 @@ pub(crate) async fn get_installation(
 /// than the installation has (GitHub answers 422 otherwise). The request is kept for tests.
 pub(crate) async fn create_token(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let request = parse_body(&body)?;

@@ -13,14 +13,14 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::json_response;
-use crate::ctx::Ctx;
+use crate::call::Call;
 use crate::error::ApiError;
 use crate::origin::{self, CommitInfo};
 use crate::page::page_response;
 use crate::{json_refs, Sim};
 
 /// `GET /repos/{owner}/{repo}/branches`, in name order.
-pub(crate) async fn list(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn list(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     ctx.check_repo(&sim.lock())?;
     let all = read(&sim).await?;
     // Nothing is protected: `protected=true` lists nothing, `false` or absent lists everything.
@@ -35,7 +35,7 @@ pub(crate) async fn list(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, A
 }
 
 /// `GET /repos/{owner}/{repo}/branches/{branch}`.
-pub(crate) async fn get(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn get(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     ctx.check_repo(&sim.lock())?;
     let name = ctx.param("branch").to_string();
     let sha = read(&sim)

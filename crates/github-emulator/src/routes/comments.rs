@@ -12,14 +12,17 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::{check_body_len, descending, json_response, since};
-use crate::ctx::{self, Ctx};
+use crate::call::{self, Call};
 use crate::error::ApiError;
 use crate::page::page_response;
 use crate::state::Comment;
 use crate::{json, Permission, Sim};
 
 /// `GET /repos/{owner}/{repo}/issues/{issue_number}/comments`.
-pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn list_for_issue(
+    State(sim): State<Sim>,
+    ctx: Call,
+) -> Result<Response, ApiError> {
     let mut st = sim.lock();
     ctx.check_repo(&st)?;
     let number = ctx.number("issue_number")?;
@@ -41,7 +44,7 @@ pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<R
 
 /// `GET /repos/{owner}/{repo}/issues/comments`: ascending id unless `sort` is given, then
 /// by that field (`direction` defaults to desc), ties by id.
-pub(crate) async fn list_for_repo(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn list_for_repo(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let mut st = sim.lock();
     ctx.check_repo(&st)?;
     let since = since(&ctx, "IssueComment")?;
@@ -69,9 +72,9 @@ pub(crate) async fn list_for_repo(State(sim): State<Sim>, ctx: Ctx) -> Result<Re
 
 /// The `body` of a comment write: required, non-blank, not too long.
 fn read_body(bytes: &[u8]) -> Result<String, ApiError> {
-    let v = ctx::parse_body(bytes)?;
-    ctx::object(&v)?;
-    let body = ctx::str_field(&v, "body", false)?.unwrap_or_default();
+    let v = call::parse_body(bytes)?;
+    call::object(&v)?;
+    let body = call::str_field(&v, "body", false)?.unwrap_or_default();
     if body.trim().is_empty() {
         return Err(ApiError::validation(
             "IssueComment",
@@ -86,7 +89,7 @@ fn read_body(bytes: &[u8]) -> Result<String, ApiError> {
 /// `POST /repos/{owner}/{repo}/issues/{issue_number}/comments`.
 pub(crate) async fn create(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let mut st = sim.lock();
@@ -113,7 +116,7 @@ pub(crate) async fn create(
 }
 
 /// `GET /repos/{owner}/{repo}/issues/comments/{comment_id}`.
-pub(crate) async fn get(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn get(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let st = sim.lock();
     ctx.check_repo(&st)?;
     let c = st
@@ -127,7 +130,7 @@ pub(crate) async fn get(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, Ap
 }
 
 /// The comment's author, or 404; then 401/403 unless the caller may change it.
-fn may_change(st: &crate::state::State, ctx: &Ctx, id: u64) -> Result<(), ApiError> {
+fn may_change(st: &crate::state::State, ctx: &Call, id: u64) -> Result<(), ApiError> {
     let author = st
         .comments
         .get(&id)
@@ -146,7 +149,7 @@ fn may_change(st: &crate::state::State, ctx: &Ctx, id: u64) -> Result<(), ApiErr
 /// `PATCH` (or `POST`) `/repos/{owner}/{repo}/issues/comments/{comment_id}`.
 pub(crate) async fn update(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let mut st = sim.lock();
@@ -163,7 +166,7 @@ pub(crate) async fn update(
 }
 
 /// `DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}`.
-pub(crate) async fn delete(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn delete(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let mut st = sim.lock();
     ctx.check_repo(&st)?;
     let id = ctx.number("comment_id")?;

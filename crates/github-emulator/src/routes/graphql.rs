@@ -13,7 +13,7 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::json_response;
-use crate::ctx::{self, Ctx};
+use crate::call::{self, Call};
 use crate::error::ApiError;
 use crate::json::ts;
 use crate::state::{Comment, State as SimState};
@@ -35,11 +35,11 @@ const MAX: usize = 100;
 /// `POST /graphql`.
 pub(crate) async fn query(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     ctx.caller.require_login()?;
-    let v = ctx::parse_body(&bytes)?;
+    let v = call::parse_body(&bytes)?;
     let text = v.get("query").and_then(Value::as_str).unwrap_or("");
     if !serves(text) {
         return Ok(errors(json!([{

@@ -13,14 +13,14 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::{check_body_len, descending, json_response, since};
-use crate::ctx::{self, Ctx};
+use crate::call::{self, Call};
 use crate::error::ApiError;
 use crate::page::page_response;
 use crate::state::{Issue, State as SimState};
 use crate::{json, Permission, Sim};
 
 /// `GET /repos/{owner}/{repo}/issues`.
-pub(crate) async fn list(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn list(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let st = sim.lock();
     ctx.check_repo(&st)?;
     let mut found = filtered(&st, &ctx)?;
@@ -31,7 +31,7 @@ pub(crate) async fn list(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, A
 }
 
 /// The issues that pass the list filters.
-fn filtered<'a>(st: &'a SimState, ctx: &Ctx) -> Result<Vec<&'a Issue>, ApiError> {
+fn filtered<'a>(st: &'a SimState, ctx: &Call) -> Result<Vec<&'a Issue>, ApiError> {
     let state = match ctx.q("state").unwrap_or("open") {
         "open" => Some(true),
         "closed" => Some(false),
@@ -64,7 +64,7 @@ fn filtered<'a>(st: &'a SimState, ctx: &Ctx) -> Result<Vec<&'a Issue>, ApiError>
 }
 
 /// Sorts by `sort` (created, updated, comments) and `direction` (default desc); ties by number.
-fn sort(found: &mut [&Issue], ctx: &Ctx) -> Result<(), ApiError> {
+fn sort(found: &mut [&Issue], ctx: &Call) -> Result<(), ApiError> {
     let desc = descending(ctx, "Issue", true)?;
     match ctx.q("sort").unwrap_or("created") {
         "created" => found.sort_by_key(|i| (i.created_at, i.number)),
@@ -79,7 +79,7 @@ fn sort(found: &mut [&Issue], ctx: &Ctx) -> Result<(), ApiError> {
 }
 
 /// `GET /repos/{owner}/{repo}/issues/{issue_number}`.
-pub(crate) async fn get(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn get(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let st = sim.lock();
     ctx.check_repo(&st)?;
     let issue = st
@@ -95,22 +95,22 @@ pub(crate) async fn get(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, Ap
 /// `POST /repos/{owner}/{repo}/issues`.
 pub(crate) async fn create(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let mut st = sim.lock();
     ctx.check_repo(&st)?;
     let login = ctx.caller.require_login()?;
-    let v = ctx::parse_body(&body)?;
-    ctx::object(&v)?;
-    let title = ctx::str_field(&v, "title", false)?.unwrap_or_default();
+    let v = call::parse_body(&body)?;
+    call::object(&v)?;
+    let title = call::str_field(&v, "title", false)?.unwrap_or_default();
     if title.trim().is_empty() {
         return Err(ApiError::validation("Issue", "missing_field", "title"));
     }
-    let text = ctx::str_field(&v, "body", true)?.unwrap_or_default();
+    let text = call::str_field(&v, "body", true)?.unwrap_or_default();
     check_body_len("Issue", &text)?;
     let labels = match v.get("labels") {
-        Some(l) if ctx.caller.can(Permission::Triage) => ctx::label_names(l, "labels")?,
+        Some(l) if ctx.caller.can(Permission::Triage) => call::label_names(l, "labels")?,
         _ => Vec::new(),
     };
     let number = st.create_issue(&login, &title, &text, &labels);
@@ -136,29 +136,29 @@ struct Patch {
 }
 
 fn read_patch(v: &Value) -> Result<Patch, ApiError> {
-    ctx::object(v)?;
-    let title = ctx::str_field(v, "title", false)?;
+    call::object(v)?;
+    let title = call::str_field(v, "title", false)?;
     if title.as_deref().is_some_and(|t| t.trim().is_empty()) {
         return Err(ApiError::validation("Issue", "missing_field", "title"));
     }
-    let body = ctx::str_field(v, "body", true)?;
+    let body = call::str_field(v, "body", true)?;
     if let Some(b) = &body {
         check_body_len("Issue", b)?;
     }
-    let open = match ctx::str_field(v, "state", false)?.as_deref() {
+    let open = match call::str_field(v, "state", false)?.as_deref() {
         None => None,
         Some("open") => Some(true),
         Some("closed") => Some(false),
         Some(_) => return Err(ApiError::validation("Issue", "invalid", "state")),
     };
-    let reason = ctx::str_field(v, "state_reason", false)?;
+    let reason = call::str_field(v, "state_reason", false)?;
     let valid = ["completed", "not_planned", "reopened", "duplicate"];
     if reason.as_deref().is_some_and(|r| !valid.contains(&r)) {
         return Err(ApiError::validation("Issue", "invalid", "state_reason"));
     }
     let labels = match v.get("labels") {
         None | Some(Value::Null) => None,
-        Some(l) => Some(ctx::label_names(l, "labels")?),
+        Some(l) => Some(call::label_names(l, "labels")?),
     };
     Ok(Patch {
         title,
@@ -172,7 +172,7 @@ fn read_patch(v: &Value) -> Result<Patch, ApiError> {
 /// `PATCH /repos/{owner}/{repo}/issues/{issue_number}`.
 pub(crate) async fn update(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let mut st = sim.lock();
@@ -184,7 +184,7 @@ pub(crate) async fn update(
         .map(|i| i.author.clone())
         .ok_or_else(ApiError::not_found)?;
     let login = ctx.caller.require_login()?;
-    let patch = read_patch(&ctx::parse_body(&body)?)?;
+    let patch = read_patch(&call::parse_body(&body)?)?;
     let own = ctx.caller.is(&author);
     let edits_text = patch.title.is_some() || patch.body.is_some();
     let changes_state = patch.open.is_some() || patch.reason.is_some();

@@ -12,14 +12,14 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::{json_response, need};
-use crate::ctx::{self, Ctx};
+use crate::call::{self, Call};
 use crate::error::ApiError;
 use crate::page::page_response;
 use crate::state::{State as SimState, DEFAULT_LABEL_COLOR};
 use crate::{json, Permission, Sim};
 
 /// `GET /repos/{owner}/{repo}/labels`.
-pub(crate) async fn list(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn list(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let st = sim.lock();
     ctx.check_repo(&st)?;
     let repo_url = ctx.repo_url(&st);
@@ -28,7 +28,7 @@ pub(crate) async fn list(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, A
 }
 
 /// `GET /repos/{owner}/{repo}/labels/{name}`.
-pub(crate) async fn get(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn get(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let st = sim.lock();
     ctx.check_repo(&st)?;
     let label = st
@@ -43,25 +43,25 @@ pub(crate) async fn get(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, Ap
 /// `POST /repos/{owner}/{repo}/labels`.
 pub(crate) async fn create(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let mut st = sim.lock();
     ctx.check_repo(&st)?;
     need(&ctx.caller, Permission::Write)?;
-    let v = ctx::parse_body(&bytes)?;
-    ctx::object(&v)?;
-    let name = ctx::str_field(&v, "name", false)?.unwrap_or_default();
+    let v = call::parse_body(&bytes)?;
+    call::object(&v)?;
+    let name = call::str_field(&v, "name", false)?.unwrap_or_default();
     if name.trim().is_empty() {
         return Err(ApiError::validation("Label", "missing_field", "name"));
     }
-    let color = ctx::str_field(&v, "color", false)?
+    let color = call::str_field(&v, "color", false)?
         .map(|c| c.trim_start_matches('#').to_ascii_lowercase())
         .unwrap_or_else(|| DEFAULT_LABEL_COLOR.to_string());
     if color.len() != 6 || !color.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(ApiError::validation("Label", "invalid", "color"));
     }
-    let description = ctx::str_field(&v, "description", false)?;
+    let description = call::str_field(&v, "description", false)?;
     if st.create_label(&name, &color, description).is_none() {
         return Err(ApiError::validation("Label", "already_exists", "name"));
     }
@@ -73,7 +73,7 @@ pub(crate) async fn create(
 }
 
 /// The issue number of the path, or 404.
-fn issue_of(st: &SimState, ctx: &Ctx) -> Result<u64, ApiError> {
+fn issue_of(st: &SimState, ctx: &Call) -> Result<u64, ApiError> {
     ctx.check_repo(st)?;
     let number = ctx.number("issue_number")?;
     if st.issues.contains_key(&number) {
@@ -84,7 +84,7 @@ fn issue_of(st: &SimState, ctx: &Ctx) -> Result<u64, ApiError> {
 }
 
 /// All labels of an issue as a JSON array.
-fn labels_of(st: &SimState, ctx: &Ctx, number: u64) -> Value {
+fn labels_of(st: &SimState, ctx: &Call, number: u64) -> Value {
     match st.issues.get(&number) {
         Some(i) => json::issue_labels(&ctx.repo_url(st), st, i),
         None => Value::Array(Vec::new()),
@@ -92,7 +92,10 @@ fn labels_of(st: &SimState, ctx: &Ctx, number: u64) -> Value {
 }
 
 /// `GET /repos/{owner}/{repo}/issues/{issue_number}/labels`.
-pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn list_for_issue(
+    State(sim): State<Sim>,
+    ctx: Call,
+) -> Result<Response, ApiError> {
     let st = sim.lock();
     let number = issue_of(&st, &ctx)?;
     let items = match labels_of(&st, &ctx, number) {
@@ -106,7 +109,7 @@ pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<R
 /// (`labeled`, `unlabeled`), oldest first, paginated as GitHub pages them.
 pub(crate) async fn events_for_issue(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
 ) -> Result<Response, ApiError> {
     let st = sim.lock();
     let number = issue_of(&st, &ctx)?;
@@ -119,13 +122,13 @@ pub(crate) async fn events_for_issue(
 
 /// Label names from `{"labels": [...]}`, a bare array, or `{"labels": "name"}`.
 fn requested(bytes: &[u8]) -> Result<Vec<String>, ApiError> {
-    let v = ctx::parse_body(bytes)?;
+    let v = call::parse_body(bytes)?;
     match &v {
-        Value::Array(_) => ctx::label_names(&v, "labels"),
+        Value::Array(_) => call::label_names(&v, "labels"),
         Value::Object(o) => match o.get("labels") {
             None => Ok(Vec::new()),
             Some(Value::String(s)) => Ok(vec![s.clone()]),
-            Some(l) => ctx::label_names(l, "labels"),
+            Some(l) => call::label_names(l, "labels"),
         },
         other => Err(ApiError::invalid_type("labels", other, "an array")),
     }
@@ -134,7 +137,7 @@ fn requested(bytes: &[u8]) -> Result<Vec<String>, ApiError> {
 /// `POST /repos/{owner}/{repo}/issues/{issue_number}/labels`: adds.
 pub(crate) async fn add(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let mut st = sim.lock();
@@ -148,7 +151,7 @@ pub(crate) async fn add(
 /// `PUT /repos/{owner}/{repo}/issues/{issue_number}/labels`: replaces.
 pub(crate) async fn set(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let mut st = sim.lock();
@@ -160,7 +163,7 @@ pub(crate) async fn set(
 }
 
 /// `DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels`: removes all.
-pub(crate) async fn clear(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn clear(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let mut st = sim.lock();
     let number = issue_of(&st, &ctx)?;
     need(&ctx.caller, Permission::Triage)?;
@@ -170,7 +173,7 @@ pub(crate) async fn clear(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, 
 
 /// `DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}`: 200 with what is left,
 /// 404 `Label does not exist` when the issue does not carry it.
-pub(crate) async fn remove(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn remove(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let mut st = sim.lock();
     let number = issue_of(&st, &ctx)?;
     need(&ctx.caller, Permission::Triage)?;
@@ -181,6 +184,6 @@ pub(crate) async fn remove(State(sim): State<Sim>, ctx: Ctx) -> Result<Response,
 }
 
 /// Who a label change is by: the caller's login (routes that change labels need one).
-fn actor(ctx: &Ctx) -> String {
+fn actor(ctx: &Call) -> String {
     ctx.caller.login.clone().unwrap_or_default()
 }

@@ -19,7 +19,7 @@ use axum::routing::{delete, get, post};
 use axum::Router;
 use serde_json::Value;
 
-use super::ctx::Caller;
+use super::call::Caller;
 use super::error::ApiError;
 use super::{http, Permission, Sim};
 use crate::json::{json_response, REACTIONS};
@@ -136,7 +136,7 @@ pub(crate) fn check_body_len(resource: &str, body: &str) -> Result<(), ApiError>
 
 /// Parses an RFC 3339 `since` (422 when malformed, like GitHub).
 pub(crate) fn since(
-    ctx: &super::ctx::Ctx,
+    ctx: &super::call::Call,
     resource: &str,
 ) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
     match ctx.q("since") {
@@ -149,7 +149,7 @@ pub(crate) fn since(
 
 /// `direction`: `asc` or `desc` (`default` when absent); 422 otherwise.
 pub(crate) fn descending(
-    ctx: &super::ctx::Ctx,
+    ctx: &super::call::Call,
     resource: &str,
     default: bool,
 ) -> Result<bool, ApiError> {

@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::{branches, descending, json_response};
-use crate::ctx::Ctx;
+use crate::call::Call;
 use crate::error::ApiError;
 use crate::json_refs::{self, Shas};
 use crate::page::page_response;
@@ -22,7 +22,7 @@ use crate::state::{Issue, Pull, State as SimState};
 use crate::Sim;
 
 /// `GET /repos/{owner}/{repo}/pulls`.
-pub(crate) async fn list(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn list(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     ctx.check_repo(&sim.lock())?;
     let heads = branches::read(&sim).await?;
     let st = sim.lock();
@@ -39,7 +39,7 @@ pub(crate) async fn list(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, A
 }
 
 /// The pull requests that pass `state`, `head` and `base`.
-fn filtered<'a>(st: &'a SimState, ctx: &Ctx) -> Result<Vec<(&'a Issue, &'a Pull)>, ApiError> {
+fn filtered<'a>(st: &'a SimState, ctx: &Call) -> Result<Vec<(&'a Issue, &'a Pull)>, ApiError> {
     let state = match ctx.q("state").unwrap_or("open") {
         "open" => Some(true),
         "closed" => Some(false),
@@ -61,7 +61,7 @@ fn filtered<'a>(st: &'a SimState, ctx: &Ctx) -> Result<Vec<(&'a Issue, &'a Pull)
 }
 
 /// `sort` (default created) and `direction` (default desc for created, asc otherwise).
-fn sort(found: &mut [(&Issue, &Pull)], ctx: &Ctx) -> Result<(), ApiError> {
+fn sort(found: &mut [(&Issue, &Pull)], ctx: &Call) -> Result<(), ApiError> {
     let by = ctx.q("sort").unwrap_or("created");
     let desc = descending(ctx, "PullRequest", by == "created")?;
     match by {
@@ -77,7 +77,7 @@ fn sort(found: &mut [(&Issue, &Pull)], ctx: &Ctx) -> Result<(), ApiError> {
 }
 
 /// `GET /repos/{owner}/{repo}/pulls/{pull_number}`; a plain issue's number is 404.
-pub(crate) async fn get(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn get(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     ctx.check_repo(&sim.lock())?;
     let number = ctx.number("pull_number")?;
     let heads = branches::read(&sim).await?;

@@ -10,14 +10,14 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::{json_response, REACTIONS};
-use crate::ctx::{self, Ctx};
+use crate::call::{self, Call};
 use crate::error::ApiError;
 use crate::page::page_response;
 use crate::state::{State as SimState, Target};
 use crate::{json, Sim};
 
 /// The reaction target of the path, or 404 when it does not exist.
-fn target(st: &SimState, ctx: &Ctx, on_comment: bool) -> Result<Target, ApiError> {
+fn target(st: &SimState, ctx: &Call, on_comment: bool) -> Result<Target, ApiError> {
     ctx.check_repo(st)?;
     if on_comment {
         let id = ctx.number("comment_id")?;
@@ -34,7 +34,7 @@ fn target(st: &SimState, ctx: &Ctx, on_comment: bool) -> Result<Target, ApiError
     }
 }
 
-fn list(sim: &Sim, ctx: &Ctx, on_comment: bool) -> Result<Response, ApiError> {
+fn list(sim: &Sim, ctx: &Call, on_comment: bool) -> Result<Response, ApiError> {
     let st = sim.lock();
     let target = target(&st, ctx, on_comment)?;
     let content = ctx.q("content");
@@ -52,13 +52,13 @@ fn list(sim: &Sim, ctx: &Ctx, on_comment: bool) -> Result<Response, ApiError> {
     }))
 }
 
-fn create(sim: &Sim, ctx: &Ctx, bytes: &[u8], on_comment: bool) -> Result<Response, ApiError> {
+fn create(sim: &Sim, ctx: &Call, bytes: &[u8], on_comment: bool) -> Result<Response, ApiError> {
     let mut st = sim.lock();
     let target = target(&st, ctx, on_comment)?;
     let login = ctx.caller.require_login()?;
-    let v = ctx::parse_body(bytes)?;
-    ctx::object(&v)?;
-    let content = match ctx::str_field(&v, "content", false)? {
+    let v = call::parse_body(bytes)?;
+    call::object(&v)?;
+    let content = match call::str_field(&v, "content", false)? {
         None => return Err(ApiError::validation("Reaction", "missing_field", "content")),
         Some(c) if !REACTIONS.contains(&c.as_str()) => {
             return Err(ApiError::validation("Reaction", "invalid", "content"))
@@ -80,14 +80,17 @@ fn create(sim: &Sim, ctx: &Ctx, bytes: &[u8], on_comment: bool) -> Result<Respon
 }
 
 /// `GET /repos/{owner}/{repo}/issues/{issue_number}/reactions`.
-pub(crate) async fn list_for_issue(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn list_for_issue(
+    State(sim): State<Sim>,
+    ctx: Call,
+) -> Result<Response, ApiError> {
     list(&sim, &ctx, false)
 }
 
 /// `GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions`.
 pub(crate) async fn list_for_comment(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
 ) -> Result<Response, ApiError> {
     list(&sim, &ctx, true)
 }
@@ -95,7 +98,7 @@ pub(crate) async fn list_for_comment(
 /// `POST /repos/{owner}/{repo}/issues/{issue_number}/reactions`.
 pub(crate) async fn create_for_issue(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     create(&sim, &ctx, &bytes, false)
@@ -104,7 +107,7 @@ pub(crate) async fn create_for_issue(
 /// `POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions`.
 pub(crate) async fn create_for_comment(
     State(sim): State<Sim>,
-    ctx: Ctx,
+    ctx: Call,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     create(&sim, &ctx, &bytes, true)

@@ -10,12 +10,12 @@ use axum::response::Response;
 use serde_json::json;
 
 use super::{json_response, need};
-use crate::ctx::Ctx;
+use crate::call::Call;
 use crate::error::ApiError;
 use crate::{http, json, Permission, Sim};
 
 /// `GET /repos/{owner}/{repo}`.
-pub(crate) async fn get_repo(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn get_repo(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let st = sim.lock();
     ctx.check_repo(&st)?;
     let body = json::repository(&ctx.base, &st, &ctx.caller);
@@ -23,7 +23,7 @@ pub(crate) async fn get_repo(State(sim): State<Sim>, ctx: Ctx) -> Result<Respons
 }
 
 /// `GET /user`: the token's own user.
-pub(crate) async fn get_user(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn get_user(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let login = ctx.caller.require_login()?;
     let st = sim.lock();
     let user = st.user(&login).ok_or_else(ApiError::bad_credentials)?;
@@ -34,13 +34,13 @@ pub(crate) async fn get_user(State(sim): State<Sim>, ctx: Ctx) -> Result<Respons
 }
 
 /// `GET /rate_limit` (the pipeline neither charges nor faults it).
-pub(crate) async fn rate_limit(State(sim): State<Sim>, ctx: Ctx) -> Response {
+pub(crate) async fn rate_limit(State(sim): State<Sim>, ctx: Call) -> Response {
     let body = http::rate_limit_body(&sim, &ctx.caller);
     json_response(StatusCode::OK, &body)
 }
 
 /// `GET /repos/{owner}/{repo}/collaborators/{username}/permission`.
-pub(crate) async fn permission(State(sim): State<Sim>, ctx: Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn permission(State(sim): State<Sim>, ctx: Call) -> Result<Response, ApiError> {
     let st = sim.lock();
     ctx.check_repo(&st)?;
     need(&ctx.caller, Permission::Read)?;

@@ -30,7 +30,7 @@ fn claimed_by_thirdshift() -> Issue {
     issue(7, &[IN_PROGRESS, "bug"], vec![])
 }
 
-fn labels_of(world: &World) -> Vec<String> {
+fn labels_of(world: &Repository) -> Vec<String> {
     let mut labels = world.issues[0].labels.clone();
     labels.sort();
     labels
@@ -41,7 +41,7 @@ fn a_dead_command_with_nothing_on_origin_is_released_to_the_queue() {
     // given a Command its host proved dead, nothing of it on origin, nothing kept
     let mut i = claimed_by_thirdshift();
     i.origin = origin(None, &[]);
-    let mut world = World::with(vec![i], vec![report(vec![command(dead(), "issue-7")])]);
+    let mut world = Repository::with(vec![i], vec![report(vec![command(dead(), "issue-7")])]);
     // when a pass plans
     let plan = world.plan();
     // then it ends the Command with the evidence, and releases the Claim as thirdshift would
@@ -91,7 +91,7 @@ fn a_dead_command_whose_work_is_on_origin_keeps_its_claim_labelled_agent_failed(
         command(dead(), "issue-7"),
     );
     for (i, v) in [with_branch, later_branch, kept_work, security_fix] {
-        let mut world = World::with(vec![i], vec![report(vec![v])]);
+        let mut world = Repository::with(vec![i], vec![report(vec![v])]);
         // when a pass plans
         let plan = world.plan();
         // then the Claim stays and the issue is labelled agent-failed, nothing taken off
@@ -116,7 +116,7 @@ fn a_dead_command_whose_work_is_on_origin_keeps_its_claim_labelled_agent_failed(
 #[test]
 fn a_pass_killed_after_the_end_record_is_finished_by_the_next() {
     // given a dead Command ended by a pass that was killed before its labels
-    let mut world = World::with(
+    let mut world = Repository::with(
         vec![claimed_by_thirdshift()],
         vec![report(vec![command(dead(), "issue-7-branch-2")])],
     );
@@ -145,7 +145,7 @@ fn live_commands_and_issues_no_longer_in_progress_are_left_alone() {
             claim_id: "ts-00000000000000b8".into(),
             ..command(dead(), "issue-7")
         };
-        let world = World::with(
+        let world = Repository::with(
             vec![claimed_by_thirdshift()],
             vec![report(vec![command(v.clone(), "issue-7"), dead_too])],
         );
@@ -155,7 +155,7 @@ fn live_commands_and_issues_no_longer_in_progress_are_left_alone() {
         assert_eq!(plan.findings.len(), 1, "the live Command only");
     }
     // given a dead Command on an issue a person took in-progress off
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[READY], vec![])],
         vec![report(vec![command(dead(), "issue-7")])],
     );
@@ -166,7 +166,7 @@ fn live_commands_and_issues_no_longer_in_progress_are_left_alone() {
 #[test]
 fn an_end_record_naming_a_thirdshift_command_needs_its_evidence_and_a_trusted_author() {
     // given end records for a `ts-` claim: one without evidence, one by a stranger
-    let mut world = World::with(
+    let mut world = Repository::with(
         vec![claimed_by_thirdshift()],
         vec![report(vec![command(dead(), "issue-7")])],
     );
@@ -199,7 +199,7 @@ fn cancel_comment(id: u64) -> crate::snapshot::CommandView {
     }
 }
 
-fn plan_cancel(world: &World, id: u64) -> Vec<String> {
+fn plan_cancel(world: &Repository, id: u64) -> Vec<String> {
     let mut snapshot = world.snapshot();
     snapshot.commands = vec![cancel_comment(id)];
     let p = plan(&snapshot, &Config::default(), &input());
@@ -210,7 +210,7 @@ fn plan_cancel(world: &World, id: u64) -> Vec<String> {
 fn cancel_of_a_live_command_asks_its_host_once_and_of_a_dead_one_asks_nothing() {
     // given a live thirdshift Command on issue 7
     let report_of = |v| vec![report(vec![command(v, "issue-7")])];
-    let mut world = World::with(vec![claimed_by_thirdshift()], report_of(Verdict::Alive));
+    let mut world = Repository::with(vec![claimed_by_thirdshift()], report_of(Verdict::Alive));
     // when a writer asks to cancel it
     let shapes = plan_cancel(&world, 5);
     // then one request naming the Command is posted for its host, and the labels stay its own
@@ -237,7 +237,7 @@ fn cancel_of_a_live_command_asks_its_host_once_and_of_a_dead_one_asks_nothing() 
     ];
     assert_eq!(plan_cancel(&world, 8), again);
     // and of a dead Command there is nothing to stop: the pass ends it as before
-    let world = World::with(vec![claimed_by_thirdshift()], report_of(dead()));
+    let world = Repository::with(vec![claimed_by_thirdshift()], report_of(dead()));
     let shapes = plan_cancel(&world, 9);
     assert!(
         shapes.contains(&"#7 reply 9 nothing-to-do".to_string()),

@@ -15,11 +15,12 @@
 use crate::protocol::command::{Command, Parsed, Recover};
 use crate::protocol::record::{Answer, CancelRecord, ClaimView, ReplyRecord, Verdict};
 use crate::snapshot::{CommandView, IssueSnapshot};
-use crate::text::commands as text;
+use crate::text::evidence;
 use crate::text::reasons::recovered_reason;
+use crate::text::replies as text;
 
 use super::recover::Asked;
-use super::{Action, Cx, Evidence, Finding, Steps};
+use super::{Action, Evidence, Finding, Planner, Steps};
 
 /// The answer to one command, and the Claim it concerned.
 struct Reply {
@@ -44,7 +45,7 @@ pub fn request_id(comment_id: u64) -> String {
     format!("cx-cmd-{comment_id}")
 }
 
-impl Cx<'_> {
+impl Planner<'_> {
     /// Answers every command waiting on `issue`; returns whether one of them ended its owner
     /// (which the pass then does not judge again).
     pub(super) fn commands(
@@ -144,17 +145,9 @@ impl Cx<'_> {
             return Reply::new(Answer::Answered, None, self.nothing_active(issue));
         };
         let verdict = match self.evidence(owner) {
-            Evidence::Missing => "awaiting host: its host has not reported on this Claim".into(),
-            Evidence::OtherMachine { machine_id } => {
-                format!("host mismatch: the report under its host name comes from {machine_id}")
-            }
-            Evidence::Verdict(v) => match &v.verdict {
-                Verdict::Alive => "alive".to_string(),
-                Verdict::WritersAlive { evidence, .. } => format!("writers alive: {evidence}"),
-                Verdict::Dead { reason, evidence } => {
-                    format!("dead ({}): {evidence}", reason.as_str())
-                }
-            },
+            Evidence::Missing => evidence::status_awaiting_host(),
+            Evidence::OtherMachine { machine_id } => evidence::status_host_mismatch(machine_id),
+            Evidence::Verdict(v) => evidence::status_verdict(&v.verdict),
         };
         Reply::new(Answer::Answered, Some(owner), text::status(owner, &verdict))
     }

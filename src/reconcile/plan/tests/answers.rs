@@ -25,7 +25,7 @@ fn cmd(n: u64, id: u64, author: &str, role: Role, body: &str) -> CommandView {
     }
 }
 
-fn plan_with(world: &World, commands: Vec<CommandView>) -> Plan {
+fn plan_with(world: &Repository, commands: Vec<CommandView>) -> Plan {
     let mut snapshot = world.snapshot();
     snapshot.commands = commands;
     plan(&snapshot, &Config::default(), &input())
@@ -46,10 +46,10 @@ fn ends(p: &Plan) -> Vec<&EndRecord> {
 }
 
 /// Issue 7 claimed by `c-a` (a Run that started work), with `verdicts` from its host.
-fn claimed(verdicts: Option<Verdict>) -> (World, ClaimRecord) {
+fn claimed(verdicts: Option<Verdict>) -> (Repository, ClaimRecord) {
     let c = claim(7, "c-a");
     let reports = verdicts.map(|v| vec![report(vec![verdict(&c, v)])]);
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
         reports.unwrap_or_default(),
     );
@@ -271,7 +271,7 @@ fn status_help_and_mistakes_only_answer() {
 #[test]
 fn recover_with_no_active_claim_answers_how_the_last_one_ended() {
     let c = claim(7, "c-a");
-    let world = World::with(
+    let world = Repository::with(
         vec![issue(
             7,
             &[READY],

@@ -57,7 +57,7 @@ impl Caller {
 
 /// Everything a handler reads from the request besides its body.
 #[derive(Clone, Debug)]
-pub(crate) struct Ctx {
+pub(crate) struct Call {
     pub caller: Caller,
     params: Vec<(String, String)>,
     pub query: HashMap<String, String>,
@@ -68,10 +68,10 @@ pub(crate) struct Ctx {
     pub path: String,
 }
 
-impl<S: Send + Sync> FromRequestParts<S> for Ctx {
+impl<S: Send + Sync> FromRequestParts<S> for Call {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Ctx, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Call, ApiError> {
         let params = match RawPathParams::from_request_parts(parts, state).await {
             Ok(raw) => raw
                 .iter()
@@ -85,7 +85,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Ctx {
             .cloned()
             .unwrap_or_else(Caller::anonymous);
         let raw_query = parts.uri.query().unwrap_or("").to_string();
-        Ok(Ctx {
+        Ok(Call {
             caller,
             params,
             query: parse_query(&raw_query),
@@ -96,7 +96,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Ctx {
     }
 }
 
-impl Ctx {
+impl Call {
     /// A path parameter (already percent-decoded).
     pub(crate) fn param(&self, name: &str) -> &str {
         self.params

@@ -1,4 +1,4 @@
-//! Keeping a stopped Run's work: the one place that salvages a Claim's worktree with
+//! Salvaging a stopped Run's work: the one place that salvages a Claim's worktree with
 //! `host::salvage` (commit what is uncommitted as `thirdshift: failed run (<reason>)`, push the
 //! Issue branch; never reset, never force), for every way a Run stops without delivering: its
 //! command failed or was killed, the Run was handed back by a signal (`run.rs`), its host stopped
@@ -10,7 +10,7 @@
 //! committed twice, a branch already pushed is pushed again as a no-op).
 //!
 //! It salvages only when no process of the Run may still write: `observe` and `observe::cancel` call it
-//! after proving that, and a Run's own call ([`keep_own`]) first waits up to the grace period for
+//! after proving that, and a Run's own call ([`own_run`]) first waits up to the grace period for
 //! its command's session (and any process carrying its claim id) to be gone. If some remain,
 //! nothing is salvaged and the report says where the work stays. It never decides how a Claim
 //! ends and never talks to GitHub.
@@ -34,7 +34,7 @@ const POLL: Duration = Duration::from_millis(100);
 /// salvaged it already:
 /// then the stored result. `reason` goes into the salvage commit's subject. Call only once no
 /// writer of the Run is left.
-pub async fn keep_work(
+pub async fn stopped_run(
     ctx: &Ctx,
     claim: &ClaimRecord,
     reason: String,
@@ -90,7 +90,7 @@ pub async fn keep_work(
 /// kept in the state folder and reported as it is by later passes. A Command with no Issue
 /// branch has nothing to salvage; one whose worktree cannot be found is reported untouched, with
 /// why.
-pub async fn keep_adopted(
+pub async fn adopted_run(
     ctx: &Ctx,
     adopted: &crate::host::adopt::Adopted,
     reason: String,
@@ -139,7 +139,7 @@ pub async fn keep_adopted(
 fn not_recorded_here(claim: &ClaimRecord, worktree: String) -> Salvage {
     tracing::warn!(claim = %claim.claim_id, "no local record of the Claim: its worktree is not salvaged");
     Salvage {
-        error: Some(crate::text::keep::not_recorded_here(&claim.claim_id)),
+        error: Some(crate::text::salvage::not_recorded_here(&claim.claim_id)),
         ..Salvage::untouched(worktree, claim.issue_branch())
     }
 }
@@ -148,7 +148,7 @@ fn not_recorded_here(claim: &ClaimRecord, worktree: String) -> Salvage {
 /// recorded it (a worktree given to `stage --worktree` included), with `sid` its command's
 /// session. Waits up to `run.kill_grace_secs` (of its kind) for the session and every process carrying the
 /// claim id to be gone; if some remain, salvages nothing and reports where the work stays.
-pub async fn keep_own(
+pub async fn own_run(
     ctx: &Ctx,
     claim_id: &str,
     sid: u32,
@@ -169,7 +169,7 @@ pub async fn keep_own(
         );
         return Ok(Some(not_salvaged(&claim, &worktree, &left, grace)));
     }
-    keep_work(ctx, &claim, reason).await
+    stopped_run(ctx, &claim, reason).await
 }
 
 /// The processes that may still write for `claim` once they had up to `grace` to go: its
@@ -190,7 +190,7 @@ async fn writers_after(claim: &ClaimRecord, grace: Duration) -> anyhow::Result<V
 /// The report for a worktree left alone because writers of the Run still ran.
 fn not_salvaged(claim: &ClaimRecord, worktree: &str, left: &[u32], grace: u64) -> Salvage {
     Salvage {
-        error: Some(crate::text::keep::writers_left(left, grace)),
+        error: Some(crate::text::salvage::writers_left(left, grace)),
         ..Salvage::untouched(worktree.to_string(), claim.issue_branch())
     }
 }
