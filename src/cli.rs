@@ -1,4 +1,7 @@
-//! The command line, as the design's Interface names it: clap definitions only, no behaviour.
+//! The command line, as the design's Interface names it, on top of every other layer: the clap
+//! definitions here (no behaviour), dispatch to the use cases (`app`), the generated manual
+//! (`manual`), what a GitHub Actions runner is told (`workflow`) and, with the default
+//! `emulator` feature, the `demo`.
 
 pub mod app;
 #[cfg(feature = "emulator")]

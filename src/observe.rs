@@ -217,7 +217,7 @@ async fn adopted_verdicts(
 
 /// The verdict on a thirdshift Command: as on our Claims, except that a dead Command whose
 /// Harness (carrying thirdshift's session marker, in a worktree on its Issue branch) still runs
-/// has writers alive (`adopt::writers`).
+/// has writers alive (`host::adopt::writers`).
 fn adopted_verdict(
     ctx: &Ctx,
     judge: &mut Judge,

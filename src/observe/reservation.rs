@@ -1,5 +1,5 @@
 //! Releasing a dead thirdshift Pickup's reservation on origin (`refs/heads/thirdshift/pickup/<N>`,
-//! see `adopt::reservation`), so that the issue a killed Pickup held can be taken again once its
+//! see `host::adopt::reservation`), so that the issue a killed Pickup held can be taken again once its
 //! Claim is ended. On the dead Command's own host only, by `observe`: the reservation is read on
 //! GitHub, judged against the Command's record and this machine's boot, and deleted with
 //! `git push --force-with-lease=<ref>:<the sha read>` from the launch clone the reservation names

@@ -86,7 +86,7 @@ pub async fn stopped_run(
 
 /// Salvages the worktree of a thirdshift Command proven dead with no writer left (never
 /// before), once: the worktree its Command log names on its Issue branch
-/// (`adopt::worktree::from_log`), committed and pushed on that branch as ours are. The result is
+/// (`host::adopt::worktree::from_log`), committed and pushed on that branch as ours are. The result is
 /// kept in the state folder and reported as it is by later passes. A Command with no Issue
 /// branch has nothing to salvage; one whose worktree cannot be found is reported untouched, with
 /// why.

@@ -6,7 +6,7 @@
 //!
 //! Pure: the snapshot in, rows out. It decides nothing about the Claim.
 
-use super::model::{RunHealth, RunRow};
+use super::row::{RunHealth, RunRow};
 use crate::protocol::record::Verdict;
 use crate::snapshot::{IssueSnapshot, Snapshot};
 

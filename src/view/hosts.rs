@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::model::{comment_url, RunHealth, RunRow};
+use super::row::{comment_url, RunHealth, RunRow};
 use crate::protocol::config::SILENT_AFTER_REFRESHES;
 use crate::snapshot::Snapshot;
 

@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod model;
 pub mod publish;
 pub mod record;
+pub mod row;
 pub mod status;
 pub mod summary;
 pub mod terminal;

@@ -1,5 +1,5 @@
 //! One issue's planned actions, kept apart by kind so they come out in the order `apply` must
-//! write them. It decides nothing: the rules in `plan.rs`, `recover.rs` and `commands.rs` do.
+//! write them. It decides nothing: the rules in `plan.rs`, `recover.rs` and `answers.rs` do.
 
 use crate::protocol::record::EndRecord;
 use crate::snapshot::IssueSnapshot;
