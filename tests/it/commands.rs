@@ -66,10 +66,6 @@ async fn deliver(world: &World, issue: u64, id: u64) -> String {
     stdout(&out)
 }
 
-async fn reconcile(world: &World) {
-    reconcile_with(world, &[]).await;
-}
-
 /// When: a reconcile pass runs with the global options `flags` (e.g. `--no-cache`).
 async fn reconcile_with(world: &World, flags: &[&str]) {
     let out = world.exec("ci", &[flags, &["reconcile"]].concat()).await;
@@ -90,7 +86,7 @@ async fn refused_reconcile(world: &World) {
 async fn cold_reconcile(world: &World) {
     std::fs::remove_dir_all(world.state_dir("ci").join("cache")).unwrap();
     world.sim.clear_requests();
-    reconcile(world).await;
+    world.reconcile_ok("ci").await;
     let listings: Vec<String> = world
         .sim
         .requests()
@@ -251,7 +247,7 @@ async fn recover_is_refused_while_the_run_lives_and_recovers_it_once_when_dead()
     world.sim.clear_requests();
     let again = deliver(&world, issue, dead).await;
     assert!(again.contains("already answered"), "{again}");
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // Then the Claim ended once, the command was answered once, and the repeats wrote nothing
     // but the receipt reaction (and the pass its first live view into the registry issue)
     let ends = ends(&world, issue);
@@ -288,7 +284,7 @@ async fn command_whose_event_never_came_is_answered_by_the_next_pass() {
     // Given a maintainer's force whose workflow trigger was dropped
     let id = say(&world, issue, ALICE, "/thirdshift recover --force");
     // When the next reconcile pass runs
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // Then it is handled: the Claim ended in alice's name and one reply answers the comment
     let first = ends(&world, issue);
     assert_eq!(first.len(), 1);
@@ -299,7 +295,7 @@ async fn command_whose_event_never_came_is_answered_by_the_next_pass() {
     assert_eq!(replies(&world, issue, id).len(), 1);
     // And a late event and another pass write no second answer and no second end
     deliver(&world, issue, id).await;
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     assert_eq!(replies(&world, issue, id).len(), 1);
     assert_eq!(
         ends(&world, issue).len(),
@@ -399,11 +395,11 @@ async fn status_on_an_idle_issue_whose_event_never_came_is_answered_once_by_the_
     let world = world().await;
     let issue = idle_issue(&world);
     // Given a pass that already left its cache (so the next one is warm)
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // And a writer's `/thirdshift status` on the idle issue whose workflow trigger was dropped
     let id = say(&world, issue, BOB, "/thirdshift status");
     // When the next reconcile pass runs
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // Then it answers: one reply saying nothing is active, eyes then +1
     let r = replies(&world, issue, id);
     assert_eq!(r.len(), 1, "{r:?}");
@@ -411,8 +407,8 @@ async fn status_on_an_idle_issue_whose_event_never_came_is_answered_once_by_the_
     assert_eq!(reactions(&world, id), ["eyes", "+1"]);
     // When more passes run
     world.sim.clear_requests();
-    reconcile(&world).await;
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
+    world.reconcile_ok("ci").await;
     // Then the command is not answered again, and the answered issue is not read again
     assert_eq!(replies(&world, issue, id).len(), 1);
     assert_eq!(requests_about(&world, issue), Vec::<String>::new());
@@ -441,8 +437,8 @@ async fn the_first_pass_without_a_cache_file_answers_a_command_on_an_idle_issue(
     // Given a `/thirdshift help` on an idle issue, older than any cache
     let id = say(&world, issue, BOB, "/thirdshift help");
     // When the first pass runs (a cold cache) and then a warm one
-    reconcile(&world).await;
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
+    world.reconcile_ok("ci").await;
     // Then it was answered once, with the grammar
     let r = replies(&world, issue, id);
     assert_eq!(r.len(), 1, "{r:?}");
@@ -453,12 +449,12 @@ async fn the_first_pass_without_a_cache_file_answers_a_command_on_an_idle_issue(
 async fn a_strangers_command_on_an_idle_issue_is_refused_once_and_not_again() {
     let world = world().await;
     let issue = idle_issue(&world);
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // Given a reader's `/thirdshift cancel` on an idle issue whose trigger was dropped
     let id = say(&world, issue, STRANGER, "/thirdshift cancel");
     // When passes run, with the cache and without
-    reconcile(&world).await;
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
+    world.reconcile_ok("ci").await;
     reconcile_with(&world, &["--no-cache"]).await;
     // Then one refusal names the missing role, eyes then -1, and nothing else was written
     let r = replies(&world, issue, id);
@@ -482,12 +478,12 @@ async fn recover_on_an_issue_no_longer_in_progress_answers_nothing_to_do_once() 
         .await;
     assert_eq!(out.status.code(), Some(0), "run: {}", stderr(&out));
     assert!(!world.labels(issue).contains(&IN_PROGRESS.to_string()));
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // And a writer's `/thirdshift recover` there whose trigger was dropped
     let id = say(&world, issue, BOB, "/thirdshift recover");
     // When passes run
-    reconcile(&world).await;
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
+    world.reconcile_ok("ci").await;
     // Then one reply says there is nothing to do and how the last Claim ended; nothing ended
     let r = replies(&world, issue, id);
     assert_eq!(r.len(), 1, "{r:?}");
@@ -503,7 +499,7 @@ async fn recover_on_an_issue_no_longer_in_progress_answers_nothing_to_do_once() 
 async fn a_command_a_pass_saw_but_could_not_answer_is_answered_later_from_the_cache() {
     let world = world().await;
     let issue = idle_issue(&world);
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // Given a `/thirdshift status` on an idle issue, and a pass whose reply GitHub refuses
     let id = say(&world, issue, BOB, "/thirdshift status");
     refused_reconcile(&world).await;
@@ -511,7 +507,7 @@ async fn a_command_a_pass_saw_but_could_not_answer_is_answered_later_from_the_ca
     // And time passes: the command is long older than anything the next listing shows
     world.sim.backdate(std::time::Duration::from_secs(3600));
     // When the next pass runs
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // Then the cache still knew the command, and it is answered once
     assert_eq!(replies(&world, issue, id).len(), 1);
 }
@@ -522,7 +518,7 @@ async fn a_command_older_than_the_views_mark_but_still_waiting_is_answered_by_a_
     let issue = idle_issue(&world);
     let out = world.exec("h1", &["observe"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // Given a `/thirdshift status` on an idle issue whose replies GitHub refuses, pass after pass
     let id = say(&world, issue, BOB, "/thirdshift status");
     refused_reconcile(&world).await;
@@ -545,7 +541,7 @@ async fn a_command_older_than_the_views_mark_but_still_waiting_is_answered_by_a_
 async fn an_answered_command_edited_long_after_is_read_once_and_not_answered_again() {
     let world = world().await;
     let issue = idle_issue(&world);
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // Given a `/thirdshift status` on an idle issue answered by its event, long ago
     let id = say(&world, issue, BOB, "/thirdshift status");
     deliver(&world, issue, id).await;
@@ -553,8 +549,8 @@ async fn an_answered_command_edited_long_after_is_read_once_and_not_answered_aga
     // And passes since that saw only newer comments elsewhere
     let elsewhere = idle_issue(&world);
     say(&world, elsewhere, BOB, "an unrelated note");
-    reconcile(&world).await;
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
+    world.reconcile_ok("ci").await;
     // And its author edits it now (the listing shows the edit, not the old reply)
     world
         .sim
@@ -562,7 +558,7 @@ async fn an_answered_command_edited_long_after_is_read_once_and_not_answered_aga
     world.sim.clear_requests();
     // When three passes run
     for _ in 0..3 {
-        reconcile(&world).await;
+        world.reconcile_ok("ci").await;
     }
     // Then the issue was read once (the issue and its comments), and nothing was answered again
     let about = requests_about(&world, issue);
@@ -586,8 +582,8 @@ async fn a_command_on_the_registry_issue_whose_event_never_came_is_answered_once
     // And a writer's `/thirdshift help` there whose trigger was dropped
     let id = say(&world, registry, BOB, "/thirdshift help");
     // When passes run, with the cache and without
-    reconcile(&world).await;
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
+    world.reconcile_ok("ci").await;
     reconcile_with(&world, &["--no-cache"]).await;
     // Then it was answered once, and the host's report is untouched
     assert_eq!(replies(&world, registry, id).len(), 1);
@@ -619,7 +615,7 @@ async fn a_maintainers_command_edited_by_a_writer_is_not_run_with_the_maintainer
         .await
         .expect("a writer may edit any comment");
     // And a pass handles waiting commands
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // Then it is answered as not run, saying why, and the Claim stands
     let r = replies(&world, issue, id);
     assert_eq!(r.len(), 1);
@@ -648,7 +644,7 @@ async fn a_cold_pass_reads_since_the_views_watermark_and_misses_no_command_or_cl
     }
     let out = world.exec("h1", &["observe"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    reconcile(&world).await;
+    world.reconcile_ok("ci").await;
     // And after it: a command on an idle issue and a new Claim
     let idle = idle_issue(&world);
     let id = say(&world, idle, BOB, "/thirdshift status");

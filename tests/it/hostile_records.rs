@@ -103,13 +103,6 @@ fn registry(world: &World) -> u64 {
         .expect("the bot's registry issue")
 }
 
-/// `reconcile` on a host of its own; exit 0 asserted.
-async fn reconcile(world: &World) -> std::process::Output {
-    let out = world.exec("reconciler", &["reconcile"]).await;
-    assert_eq!(out.status.code(), Some(0), "reconcile: {}", stderr(&out));
-    out
-}
-
 /// Then: the live Run still owns its issue, untouched, and still passes its fencing.
 async fn assert_untouched(world: &World, issue: u64, run: &mut LiveRun, host: &str) {
     assert!(
@@ -137,7 +130,7 @@ async fn end_record_forged_by_a_stranger_never_ends_a_live_claim() {
         .add_comment(issue, STRANGER, &forged_end(issue, &run.claim_id));
     // When h1 observes and reconciles, another host reconciles, and another host claims it
     let seen = observe_reconcile(&world, "h1").await;
-    reconcile(&world).await;
+    world.reconcile_ok("reconciler").await;
     let claim = world
         .exec("h2", &["claim", "--issue", &issue.to_string()])
         .await;
@@ -199,8 +192,8 @@ async fn host_report_forged_by_a_stranger_never_ends_a_claim() {
         .sim
         .add_comment(reg, STRANGER, &dead_report("far", far_issue, &far_claim));
     // When another host reconciles twice
-    let first = reconcile(&world).await;
-    reconcile(&world).await;
+    let first = world.reconcile_ok("reconciler").await;
+    world.reconcile_ok("reconciler").await;
     // Then nothing is ended: h1's Claim stays alive, far's awaits its host
     assert_untouched(&world, issue, &mut run, "h1").await;
     assert!(ends(&world, far_issue).is_empty());
@@ -237,7 +230,7 @@ async fn registry_issue_forged_by_a_stranger_is_never_used() {
         .add_comment(fake, STRANGER, &dead_report("h1", issue, &run.claim_id));
     // When h1 observes and reconciles, and another host reconciles
     observe_reconcile(&world, "h1").await;
-    reconcile(&world).await;
+    world.reconcile_ok("reconciler").await;
     // Then the hosts made and used their own registry; the forged one got nothing from them
     let reg = registry(&world);
     assert_ne!(reg, fake);
@@ -261,7 +254,7 @@ async fn cancel_request_forged_by_a_stranger_is_not_carried_out_by_reconcile() {
         .sim
         .add_comment(issue, STRANGER, &forged_cancel(issue, &run.claim_id, true));
     // When another host reconciles and then h1 observes and reconciles
-    reconcile(&world).await;
+    world.reconcile_ok("reconciler").await;
     let seen = observe_reconcile(&world, "h1").await;
     // Then the request was reported, not carried out: the Run and its Claim are untouched
     assert!(
@@ -303,7 +296,7 @@ async fn trusted_record_with_broken_json_is_reported_and_never_acted_on() {
     );
     // When h1 observes and reconciles, and another host reconciles
     let seen = observe_reconcile(&world, "h1").await;
-    reconcile(&world).await;
+    world.reconcile_ok("reconciler").await;
     // Then each broken record was reported as malformed, and nothing acted on it
     let err = stderr(&seen);
     assert!(err.contains("malformed end record"), "{err}");
@@ -336,7 +329,7 @@ async fn megabyte_comments_do_not_break_claim_observe_or_reconcile() {
     let reg = registry(&world);
     world.sim.add_comment(reg, STRANGER, &huge);
     let seen = observe_reconcile(&world, "h1").await;
-    reconcile(&world).await;
+    world.reconcile_ok("reconciler").await;
     // Then the oversized record is refused unread, the Run owns the issue, and every comment
     // the bot wrote fits GitHub's 65,536 characters (the command's reply clipped its words)
     assert!(
@@ -380,7 +373,7 @@ async fn records_of_an_unknown_version_are_reported_and_never_acted_on() {
     // When h1 observes and reconciles, another host reconciles, and a host tries to claim it
     world.sim.clear_requests();
     let seen = observe_reconcile(&world, "h1").await;
-    reconcile(&world).await;
+    world.reconcile_ok("reconciler").await;
     let claim = world
         .exec("h2", &["claim", "--issue", &other.to_string()])
         .await;

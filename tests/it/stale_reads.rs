@@ -66,20 +66,6 @@ async fn stage_all(world: &World, claims: &[(String, String)], name: &str) -> Ve
 
 type Staged = (String, String, Output);
 
-/// Reconcile passes until one applies all its actions (a failed action is retried by the next
-/// pass, as under GitHub's 502s it can be).
-async fn reconcile(world: &World) {
-    for _ in 0..5 {
-        let out = world.exec("reconciler", &["reconcile"]).await;
-        match out.status.code() {
-            Some(0) => return,
-            Some(1) => continue,
-            _ => panic!("reconcile: {}", stderr(&out)),
-        }
-    }
-    panic!("five reconcile passes all had failed actions");
-}
-
 /// The claim ids still active on `issue` as GitHub holds them (not as a stale list shows them).
 fn active_claims(world: &World, issue: u64) -> Vec<String> {
     let own = world.ownership(issue);
@@ -136,7 +122,7 @@ async fn eight_claimants_under_stale_lists_and_502s_never_both_pass_a_stage_ten_
         assert_eq!(won.len(), 1, "winners of #{issue}: {won:?}");
         // When a reconcile runs once the lists have caught up
         tokio::time::sleep(WINDOW).await;
-        reconcile(&world).await;
+        world.reconcile_until_applied("reconciler").await;
         // Then exactly one active claim remains: the one that passed its stage
         assert_eq!(active_claims(&world, issue), [passed[0].1.clone()]);
     }
@@ -266,7 +252,7 @@ async fn two_runs_staging_in_a_loop_under_stale_lists_never_work_at_the_same_tim
         assert!(expected.contains(&codes), "exit codes: {said:#?}");
         // And once a reconcile ran, no claim is left active and the owner's Run ended done
         tokio::time::sleep(WINDOW).await;
-        reconcile(&world).await;
+        world.reconcile_until_applied("reconciler").await;
         assert!(active_claims(&world, issue).is_empty());
         let done = world
             .records(issue)
@@ -343,7 +329,7 @@ async fn pickup_repetition(rep: usize) -> Counts {
     }
     // And after a reconcile no claim is left active anywhere
     tokio::time::sleep(WINDOW).await;
-    reconcile(&world).await;
+    world.reconcile_until_applied("reconciler").await;
     for issue in &issues {
         assert!(active_claims(&world, *issue).is_empty(), "#{issue}");
     }

@@ -134,6 +134,27 @@ impl World {
             .expect("binary runs")
     }
 
+    /// When: one `reconcile` pass on `host`, to exit 0.
+    pub async fn reconcile_ok(&self, host: &str) -> Output {
+        let out = self.exec(host, &["reconcile"]).await;
+        assert_eq!(out.status.code(), Some(0), "reconcile: {}", stderr(&out));
+        out
+    }
+
+    /// When: `reconcile` passes on `host` until one applies all its actions (exit 1 is a failed
+    /// action, as under GitHub's 502s, which the next pass retries); at most five.
+    pub async fn reconcile_until_applied(&self, host: &str) {
+        for _ in 0..5 {
+            let out = self.exec(host, &["reconcile"]).await;
+            match out.status.code() {
+                Some(0) => return,
+                Some(1) => continue,
+                _ => panic!("reconcile: {}", stderr(&out)),
+            }
+        }
+        panic!("five reconcile passes all had failed actions");
+    }
+
     pub fn labels(&self, issue: u64) -> Vec<String> {
         self.sim.issue(issue).expect("issue exists").labels
     }
