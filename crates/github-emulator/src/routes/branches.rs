@@ -2,7 +2,7 @@
 //! `GET /repos/{owner}/{repo}/branches/{branch}` (404 `Branch not found` when absent).
 //!
 //! Branches are read at request time (seeded ones plus the `refs/heads/*` of the git origin, see
-//! `sim::origin`), off the async runtime, with the state unlocked while git runs. No branch is
+//! `crate::origin`), off the async runtime, with the state unlocked while git runs. No branch is
 //! protected, and nothing here creates, renames or deletes branches: pushing to the git origin
 //! does that. A branch name holding `/` must be sent percent-encoded (`%2F`).
 

@@ -4,7 +4,7 @@
 //! `merged_by` and a merge commit.
 //!
 //! Nothing here reads git or checks permissions: the caller resolves branch shas first (see
-//! `sim::origin`), and no route creates pull requests (only `Sim::create_pull` seeds them).
+//! `crate::origin`), and no route creates pull requests (only `Sim::create_pull` seeds them).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
