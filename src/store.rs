@@ -107,7 +107,7 @@ pub fn find_record<'a>(
 
 /// Every comment of ours that carries the `kind` record of `key` (more than one only when a post
 /// with an unknown outcome had landed after all).
-pub fn copies<'a>(ctx: &Ctx, comments: &'a [Comment], key: &str, kind: Kind) -> Vec<&'a Comment> {
+fn copies<'a>(ctx: &Ctx, comments: &'a [Comment], key: &str, kind: Kind) -> Vec<&'a Comment> {
     comments
         .iter()
         .filter(|c| c.author().eq_ignore_ascii_case(&ctx.me))

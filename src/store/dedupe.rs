@@ -13,7 +13,7 @@ use anyhow::Context as _;
 
 use crate::context::Ctx;
 use crate::github::Comment;
-use crate::protocol::record::{decode, Decoded, Kind};
+use crate::protocol::record::{decode, Decoded, Kind, Trust};
 use crate::store::find_record;
 use crate::store::read::{complete_comments, read_through, Listing};
 
@@ -36,9 +36,33 @@ pub fn later_copies(
     key: Option<&str>,
     first_of: FirstOf,
 ) -> Vec<u64> {
+    let authors = Authors {
+        trust: &ctx.trust,
+        me: &ctx.me,
+    };
+    later_copies_by(authors, comments, n, (kind, key), first_of)
+}
+
+/// Whose comments these are to us: the trusted authors, and which login is ours.
+#[derive(Clone, Copy)]
+pub struct Authors<'a> {
+    pub trust: &'a Trust,
+    pub me: &'a str,
+}
+
+/// [`later_copies`] for `authors`, of the records `wanted` (a kind, and a key when given).
+pub fn later_copies_by(
+    authors: Authors<'_>,
+    comments: &[Comment],
+    n: u64,
+    wanted: (Kind, Option<&str>),
+    first_of: FirstOf,
+) -> Vec<u64> {
+    let (kind, key) = wanted;
+    let ours = |c: &Comment| c.author().eq_ignore_ascii_case(authors.me);
     let counted = |c: &&Comment| match first_of {
-        FirstOf::Trusted => ctx.trust.is_trusted(c.author()),
-        FirstOf::Ours => c.author().eq_ignore_ascii_case(&ctx.me),
+        FirstOf::Trusted => authors.trust.is_trusted(c.author()),
+        FirstOf::Ours => ours(c),
     };
     let mut sorted: Vec<&Comment> = comments.iter().filter(counted).collect();
     sorted.sort_by_key(|c| c.id);
@@ -57,7 +81,7 @@ pub fn later_copies(
         if key.is_some_and(|k| k != id.key) {
             continue;
         }
-        if !seen.insert(id.key) && c.author().eq_ignore_ascii_case(&ctx.me) {
+        if !seen.insert(id.key) && ours(c) {
             later.push(c.id);
         }
     }
@@ -147,4 +171,86 @@ pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<Vec<Comm
     let later = later_copies(ctx, &comments, n, Kind::End, None, FirstOf::Trusted);
     delete(ctx, n, &later, "a later copy of an end record").await?;
     Ok(comments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::github::User;
+    use crate::protocol::record::claim::tests::sample_claim;
+    use crate::protocol::record::{ClaimRecord, EndRecord, Outcome};
+    use crate::text::ToComment;
+
+    const ME: &str = "thirdshift-bot";
+    const OTHER_BOT: &str = "other-bot";
+
+    fn comment(id: u64, login: &str, body: String) -> Comment {
+        let now = chrono::Utc::now();
+        Comment {
+            id,
+            user: Some(User {
+                login: login.into(),
+                id: 1,
+                kind: None,
+            }),
+            body: Some(body),
+            html_url: String::new(),
+            issue_url: String::new(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    /// The end record of claim `claim_id` on `issue`, as a comment body.
+    fn end(claim_id: &str, issue: u64) -> String {
+        let claim = ClaimRecord {
+            claim_id: claim_id.into(),
+            issue,
+            ..sample_claim()
+        };
+        EndRecord::ending(
+            &claim,
+            Outcome::Failed,
+            "run@h1",
+            "exited 1",
+            chrono::Utc::now(),
+        )
+        .to_comment()
+    }
+
+    fn later(comments: &[Comment], key: Option<&str>, first_of: FirstOf) -> Vec<u64> {
+        let trust = Trust::new([ME, OTHER_BOT]);
+        let authors = Authors {
+            trust: &trust,
+            me: ME,
+        };
+        later_copies_by(authors, comments, 7, (Kind::End, key), first_of)
+    }
+
+    #[test]
+    fn only_our_copies_after_the_first_counted_one_are_later_copies() {
+        // Given end records of claim c-a: a stranger's (1), another trusted bot's (2), ours (3, 5),
+        // ours naming another issue (4), and ours of claim c-b (6)
+        let comments = [
+            comment(6, ME, end("c-b", 7)),
+            comment(5, ME, end("c-a", 7)),
+            comment(4, ME, end("c-a", 9)),
+            comment(3, ME, end("c-a", 7)),
+            comment(2, OTHER_BOT, end("c-a", 7)),
+            comment(1, "mallory", end("c-a", 7)),
+        ];
+        // When the later copies are found with any trusted author's copy first, then both of
+        // ours after the other bot's are later; the stranger's and the other issue's count for
+        // nothing, and c-b's only copy is no later copy
+        assert_eq!(later(&comments, Some("c-a"), FirstOf::Trusted), [3, 5]);
+        assert_eq!(later(&comments, None, FirstOf::Trusted), [3, 5]);
+        // When only our own copies count, then ours after our first are later
+        assert_eq!(later(&comments, Some("c-a"), FirstOf::Ours), [5]);
+        // And another trusted author's later copy is never ours to delete
+        let theirs_later = [
+            comment(1, ME, end("c-a", 7)),
+            comment(2, OTHER_BOT, end("c-a", 7)),
+        ];
+        assert!(later(&theirs_later, None, FirstOf::Trusted).is_empty());
+    }
 }

@@ -75,7 +75,7 @@ pub fn with_labels_clause(why: &str, list: &[String], in_progress: &str) -> Stri
 /// What an ended Claim's labels (`list`, listing `in_progress`: it stays) do to its issue, as a
 /// clause: `the issue goes to ready-for-human`, `the issue keeps in-progress and gets
 /// agent-failed`.
-pub fn labels_clause(list: &[String], in_progress: &str) -> String {
+fn labels_clause(list: &[String], in_progress: &str) -> String {
     let (kept, added): (Vec<&String>, Vec<&String>) = list
         .iter()
         .partition(|l| l.eq_ignore_ascii_case(in_progress));
