@@ -94,6 +94,16 @@ impl Ctx {
     }
 }
 
+impl Ctx {
+    /// This repository as git remotes name it: `owner/name` on the API's web host.
+    pub fn remote_repo(&self) -> crate::protocol::remote::RemoteRepo {
+        crate::protocol::remote::RemoteRepo::new(
+            self.client.api_url(),
+            &self.client.repo().to_string(),
+        )
+    }
+}
+
 /// Asks GitHub who the credentials belong to, and keeps the answer for the next process.
 async fn whoami(
     client: &Client,

@@ -216,8 +216,8 @@ async fn adopted_verdicts(
 }
 
 /// The verdict on a thirdshift Command: as on our Claims, except that a dead Command whose
-/// Harness (carrying thirdshift's session marker, in a worktree on its Issue branch) still runs
-/// has writers alive (`host::adopt::writers`).
+/// Harness (carrying thirdshift's session marker, in the Command's worktree, or in one on its
+/// Issue branch when that is not known) still runs has writers alive (`host::adopt::writers`).
 fn adopted_verdict(
     ctx: &Ctx,
     judge: &mut Judge,
@@ -227,9 +227,8 @@ fn adopted_verdict(
     let (Verdict::Dead { evidence, .. }, Some(branch)) = (&verdict, &a.facts.branch) else {
         return Ok(verdict);
     };
-    let repo = ctx.client.repo().to_string();
-    let log = crate::host::adopt::worktree::command_log(&a.path).unwrap_or_default();
-    let worktree = match crate::host::adopt::worktree::from_log(&log, branch) {
+    let repo = ctx.remote_repo();
+    let worktree = match crate::observe::salvage::adopted_worktree(&repo, a, branch) {
         crate::host::adopt::worktree::Named::Worktree(path) => Some(path),
         _ => None,
     };

@@ -103,7 +103,7 @@ async fn judge_reservation(
         return kept(format!("not dead process {}'s: {why}", dead.claim.pid));
     }
     let launch = std::path::PathBuf::from(&reservation.launch);
-    if let Err(why) = is_clone_of(&launch, &ctx.client.repo().to_string()) {
+    if let Err(why) = is_clone_of(&launch, &ctx.remote_repo()) {
         return kept(format!("its launch clone {}: {why}", launch.display()));
     }
     let (r, sha) = (reference.to_string(), head.sha.clone());
@@ -124,18 +124,21 @@ async fn judge_reservation(
     }
 }
 
-/// Whether `dir` is a git clone whose `origin` is repository `repo` (`owner/name`).
-fn is_clone_of(dir: &Path, repo: &str) -> Result<(), String> {
+/// Whether `dir` is a git clone whose `origin` is repository `repo` on its web host.
+fn is_clone_of(dir: &Path, repo: &crate::protocol::remote::RemoteRepo) -> Result<(), String> {
     if !dir.is_dir() {
         return Err("not there".into());
     }
     // As configured: `remote get-url` would apply `insteadOf` rewrites.
     let url = Git::new(dir).run_within(&["config", "--get", "remote.origin.url"], LOCAL_TIMEOUT)?;
     let url = url.trim();
-    if crate::host::adopt::writers::names_repo(url, repo) {
+    if repo.named_by(url) {
         Ok(())
     } else {
-        Err(format!("its origin is {url}, not {repo}"))
+        Err(format!(
+            "its origin is {}, not {repo}",
+            crate::protocol::remote::shown(url)
+        ))
     }
 }
 

@@ -51,6 +51,15 @@ pub fn not_recorded_here(claim_id: &str) -> String {
     )
 }
 
+/// Why a thirdshift Command's worktree was left alone: the path its Command log names at `path`
+/// is not where thirdshift makes one (`why`), so nothing was committed or pushed anywhere.
+pub fn not_believed(host: &str, path: &str, why: &str) -> String {
+    format!(
+        "the work was left on host {host}: the worktree {path} named in the Command log is not \
+         believed ({why}), so nothing was committed or pushed"
+    )
+}
+
 /// Why the Run did not salvage its worktree: processes that may still write there outlived the
 /// grace period; the work stays where it is.
 pub fn writers_left(pids: &[u32], grace_secs: u64) -> String {
@@ -81,6 +90,7 @@ mod tests {
             reason_cancelled(false),
             reason_cancelled(true),
             writers_left(&[4301, 4302], 10),
+            not_believed("h1", "/w/widgets-issue-7", "its clone has no origin"),
         ];
         insta::assert_snapshot!(lines.join("\n"));
     }

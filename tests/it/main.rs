@@ -53,6 +53,7 @@ mod pickup;
 // thirdshift's own Runs.
 mod thirdshift;
 mod thirdshift_real;
+mod thirdshift_worktrees;
 
 // The code's own layers.
 mod architecture;

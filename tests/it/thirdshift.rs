@@ -35,7 +35,7 @@ fn record(repo: &str, issue: u64, hostname: &str, p: ProcessIdentity, boot: &str
 }
 
 /// [`record`], its Issue branch `branch`.
-fn record_on(
+pub(crate) fn record_on(
     repo: &str,
     issue: u64,
     hostname: &str,
@@ -79,7 +79,7 @@ fn record_on(
 }
 
 /// Writes `text` as a record of `repo` under `logs`, named as thirdshift names them.
-fn write_record(logs: &Path, repo: &str, issue: u64, text: &str) -> PathBuf {
+pub(crate) fn write_record(logs: &Path, repo: &str, issue: u64, text: &str) -> PathBuf {
     let dir = logs.join(repo).join("commands/issue");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!(
@@ -90,7 +90,7 @@ fn write_record(logs: &Path, repo: &str, issue: u64, text: &str) -> PathBuf {
 }
 
 /// A stand-in for thirdshift's process: a real process in a process group of its own.
-fn command_process() -> std::process::Child {
+pub(crate) fn command_process() -> std::process::Child {
     std::process::Command::new("sleep")
         .arg("600")
         .process_group(0)
@@ -98,7 +98,7 @@ fn command_process() -> std::process::Child {
         .unwrap()
 }
 
-fn system_hostname() -> String {
+pub(crate) fn system_hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .unwrap()
         .trim()
@@ -106,7 +106,7 @@ fn system_hostname() -> String {
 }
 
 /// The verdicts `host` last reported on adopted thirdshift Commands.
-fn adopted_verdicts(world: &World, host: &str) -> Vec<ClaimVerdict> {
+pub(crate) fn adopted_verdicts(world: &World, host: &str) -> Vec<ClaimVerdict> {
     (1..=20)
         .flat_map(|n| world.sim.comments(n))
         .find_map(|c| match decode(&c.body) {
@@ -126,7 +126,7 @@ async fn observe(world: &World, host: &str, config: &Path) -> String {
 }
 
 /// One `observe --reconcile` of `host` with `config`: the pass that ends what it proved dead.
-async fn observe_reconcile(world: &World, host: &str, config: &Path) -> String {
+pub(crate) async fn observe_reconcile(world: &World, host: &str, config: &Path) -> String {
     pass(world, host, config, &["observe", "--reconcile"]).await
 }
 
@@ -284,7 +284,7 @@ async fn a_thirdshift_command_is_in_its_hosts_report_alive_then_dead_once_killed
 /// A stand-in for a Command's Harness, as thirdshift starts one (`src/process/session.rs`
 /// `mark`): a process group of its own, thirdshift's session marker in its environment, the
 /// worktree `wt` as its working directory.
-fn harness_in(wt: &Path) -> std::process::Child {
+pub(crate) fn harness_in(wt: &Path) -> std::process::Child {
     std::process::Command::new("sleep")
         .arg("600")
         .current_dir(wt)
@@ -369,12 +369,29 @@ async fn a_killed_command_whose_harness_lives_on_in_its_worktree_has_writers_ali
     assert_eq!(world.labels(issue), [READY]);
 }
 
-/// A Command's worktree as thirdshift makes one: a sibling of the launch repository (`origin`'s
-/// clone) named `<repo>-<branch>`, on `branch` from `main`, with a file the Harness was writing.
-fn thirdshift_worktree(origin: &Origin, branch: &str) -> PathBuf {
-    let wt = origin.work.parent().unwrap().join(format!("work-{branch}"));
+/// A launch clone of `origin` as a team's machine has one: `<dir>/<name>` for repository
+/// `repo` (`owner/name`), its origin URL on GitHub (`https://github.com/<repo>.git`, rewritten
+/// to the bare repository with git's `url.<bare>.insteadOf`, so pushes reach `origin`).
+pub(crate) fn launch_clone(dir: &Path, bare: &Path, repo: &str) -> PathBuf {
+    let name = repo.split_once('/').unwrap().1;
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["clone", "--quiet", bare.to_str().unwrap(), name]);
+    let launch = dir.join(name);
+    let url = format!("https://github.com/{repo}.git");
+    git(&launch, &["remote", "set-url", "origin", &url]);
+    let rewrite = format!("url.{}.insteadOf", bare.display());
+    git(&launch, &["config", &rewrite, &url]);
+    launch
+}
+
+/// A Command's worktree as thirdshift makes one (`src/worktree.rs` `add`, `sibling`): beside the
+/// launch clone `launch`, named `<repo>-<branch>`, on `branch` from `main`, with a file the
+/// Harness was writing.
+pub(crate) fn thirdshift_worktree(launch: &Path, branch: &str) -> PathBuf {
+    let name = launch.file_name().unwrap().to_str().unwrap();
+    let wt = launch.with_file_name(format!("{name}-{branch}"));
     git(
-        &origin.work,
+        launch,
         &[
             "worktree",
             "add",
@@ -392,7 +409,7 @@ fn thirdshift_worktree(origin: &Origin, branch: &str) -> PathBuf {
 /// The Command log beside `record`, holding the line thirdshift prints making `wt`
 /// (`src/worktree.rs` `add`: `creating worktree {path} on {branch} from {source}`, stamped by
 /// `src/progress.rs`).
-fn write_command_log(record: &Path, wt: &Path, branch: &str) {
+pub(crate) fn write_command_log(record: &Path, wt: &Path, branch: &str) {
     let name = record.file_name().unwrap().to_str().unwrap();
     let log = record.with_file_name(format!("{}.log", name.split('.').next().unwrap()));
     let text = format!(
@@ -418,7 +435,8 @@ async fn a_killed_command_is_ended_as_thirdshifts_failed_run_with_its_work_on_it
     // Given a Command on its issue's second Issue branch, its Harness writing in its worktree
     let issue = world.sim.create_issue(BOT, "killed", "b", &[IN_PROGRESS]);
     let branch = format!("issue-{issue}-branch-2");
-    let wt = thirdshift_worktree(&origin, &branch);
+    let launch = launch_clone(&world.dir.path().join("src"), &origin.bare, &repo);
+    let wt = thirdshift_worktree(&launch, &branch);
     let mut command = command_process();
     let p = ProcessIdentity::of(command.id()).expect("it runs");
     let text = record_on(&repo, issue, &system_hostname(), p, &boot, &branch);

@@ -16,6 +16,9 @@ pub mod scan;
 pub mod worktree;
 pub mod writers;
 
+#[cfg(test)]
+mod testing;
+
 pub use claim::as_claim;
 pub use here::{on_this_host, Adopted};
 pub use record::{claim_id, Command, Found};

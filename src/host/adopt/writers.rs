@@ -4,24 +4,32 @@
 //! Command's worktree as its working directory. A kill -9 of thirdshift's group leaves the
 //! Harness running, reparented to PID 1, still writing. The record does not carry the marker, so
 //! a writer is a live process carrying a `THIRDSHIFT_SESSION`, started no earlier than the
-//! Command, whose working directory is a git worktree on the Command's Issue branch, of a clone
-//! whose `origin` is the Command's repository (a host serving two repositories has an `issue-1`
-//! in each, and one's Harness is no writer of the other's Command). When the Command log names
-//! the Command's worktree (`worktree::from_log`), only a process working inside that worktree
-//! is its writer: another clone's Harness on a branch of the same name is not.
+//! Command, and working where the Command works:
+//! - when the Command's worktree is known (`worktree::from_log` believed it), inside that
+//!   worktree, whatever branch is checked out there now: agents switch branches
+//!   (`git switch -c scratch`) and still write;
+//! - when it is not, in a git worktree on the Command's Issue branch of a clone whose `origin` is
+//!   the Command's repository on its web host (a host serving two repositories has an `issue-1`
+//!   in each, and one's Harness is no writer of the other's Command).
 //!
 //! It reads `/proc` and the worktree's git files; it signals nothing.
 
 use std::path::{Path, PathBuf};
 
 use crate::host::process::Stat;
+use crate::protocol::remote::RemoteRepo;
 
 /// The marker thirdshift puts in each Harness's environment.
 pub const SESSION_MARKER: &str = "THIRDSHIFT_SESSION";
 
-/// The live processes that may still write for a Command of repository `repo` (`owner/name`)
-/// started at `start_ticks` on `branch`, in `worktree` when its log names it.
-pub fn writers(repo: &str, branch: &str, start_ticks: u64, worktree: Option<&Path>) -> Vec<u32> {
+/// The live processes that may still write for a Command of repository `repo` started at
+/// `start_ticks` on `branch`, in `worktree` when it is known.
+pub fn writers(
+    repo: &RemoteRepo,
+    branch: &str,
+    start_ticks: u64,
+    worktree: Option<&Path>,
+) -> Vec<u32> {
     let worktree = worktree.map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()));
     let me = std::process::id();
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -41,8 +49,8 @@ pub fn writers(repo: &str, branch: &str, start_ticks: u64, worktree: Option<&Pat
             let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd")) else {
                 return false;
             };
-            if worktree.as_ref().is_some_and(|w| !cwd.starts_with(w)) {
-                return false;
+            if let Some(w) = &worktree {
+                return cwd.starts_with(w);
             }
             git_dir_of(&cwd)
                 .is_some_and(|g| head_branch(&g).as_deref() == Some(branch) && of_repo(&g, repo))
@@ -69,7 +77,7 @@ pub fn branch_of(dir: &Path) -> Option<String> {
 }
 
 /// The git folder of the work tree holding `dir`: its `.git`, or a linked worktree's own folder.
-fn git_dir_of(dir: &Path) -> Option<PathBuf> {
+pub(super) fn git_dir_of(dir: &Path) -> Option<PathBuf> {
     let git = dir
         .ancestors()
         .map(|d| d.join(".git"))
@@ -94,15 +102,22 @@ fn head_branch(git_dir: &Path) -> Option<String> {
 }
 
 /// Whether the clone `git_dir` belongs to (a linked worktree's `commondir`) has an `origin` whose
-/// configured URL names repository `repo`.
-fn of_repo(git_dir: &Path, repo: &str) -> bool {
+/// configured URL names repository `repo` on its web host.
+pub(super) fn of_repo(git_dir: &Path, repo: &RemoteRepo) -> bool {
+    origin_of(&common_dir(git_dir)).is_some_and(|url| repo.named_by(&url))
+}
+
+/// The clone's own git folder for `git_dir`: a linked worktree's `commondir`, else itself.
+pub(super) fn common_dir(git_dir: &Path) -> PathBuf {
     let common = std::fs::read_to_string(git_dir.join("commondir"))
         .ok()
         .map_or_else(|| git_dir.to_path_buf(), |c| git_dir.join(c.trim()));
-    let Ok(config) = std::fs::read_to_string(common.join("config")) else {
-        return false;
-    };
-    origin_url(&config).is_some_and(|url| names_repo(&url, repo))
+    std::fs::canonicalize(&common).unwrap_or(common)
+}
+
+/// The configured `origin` URL of the clone whose git folder is `common`.
+pub(super) fn origin_of(common: &Path) -> Option<String> {
+    origin_url(&std::fs::read_to_string(common.join("config")).ok()?)
 }
 
 /// The `url` of `[remote "origin"]` in a git config file's text.
@@ -120,52 +135,19 @@ fn origin_url(config: &str) -> Option<String> {
     None
 }
 
-/// Whether a remote URL (`https://github.com/o/r.git`, `git@github.com:o/r`, ...) names
-/// repository `repo` (`owner/name`, compared case-insensitively).
-pub fn names_repo(url: &str, repo: &str) -> bool {
-    let url = url.trim().trim_end_matches('/').trim_end_matches(".git");
-    let (url, repo) = (url.to_ascii_lowercase(), repo.to_ascii_lowercase());
-    url.ends_with(&format!("/{repo}")) || url.ends_with(&format!(":{repo}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::adopt::testing::{clone_with_worktree, git};
     use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    }
 
     #[test]
     fn a_process_with_the_marker_in_a_worktree_on_the_branch_is_a_writer_and_no_other_is() {
         // given a repository with a linked worktree on issue-7
         let tmp = tempfile::tempdir().unwrap();
         let (main, wt) = (tmp.path().join("main"), tmp.path().join("wt"));
-        std::fs::create_dir(&main).unwrap();
-        git(&main, &["init", "-q", "-b", "main"]);
-        git(&main, &["commit", "-q", "--allow-empty", "-m", "first"]);
         let url = "https://github.com/acme/widgets.git";
-        git(&main, &["remote", "add", "origin", url]);
-        git(
-            &main,
-            &[
-                "worktree",
-                "add",
-                "-q",
-                "-b",
-                "issue-7",
-                wt.to_str().unwrap(),
-            ],
-        );
+        clone_with_worktree(&main, url, &wt, "issue-7");
         assert_eq!(branch_of(&wt).as_deref(), Some("issue-7"));
         assert_eq!(branch_of(&main).as_deref(), Some("main"));
         let since = Stat::read(std::process::id()).unwrap().start_ticks;
@@ -187,38 +169,31 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         // then only the first is a writer of a Command on issue-7 of that repository
-        let w = |repo, worktree: Option<&Path>| writers(repo, "issue-7", since, worktree);
+        let repo = |r: &str| RemoteRepo::new("https://api.github.com", r);
+        let w = |r: &str, worktree: Option<&Path>| writers(&repo(r), "issue-7", since, worktree);
         assert_eq!(w("acme/widgets", None), vec![harness.id()]);
         assert_eq!(w("acme/widgets", Some(&wt)), vec![harness.id()]);
         assert!(w("acme/gadgets", None).is_empty());
+        // and not of the same repository on another web host
+        let elsewhere_host = RemoteRepo::new("https://ghe.example/api/v3", "acme/widgets");
+        assert!(writers(&elsewhere_host, "issue-7", since, None).is_empty());
         // and not of a Command whose log names another worktree on a branch of that name
         let other = tmp.path().join("other-clone-issue-7");
         assert!(w("acme/widgets", Some(&other)).is_empty());
+        // when the Harness switches its worktree to a branch of its own
+        git(&wt, &["switch", "-q", "-c", "scratch"]);
+        // then it is still the writer of the Command whose worktree is known, and only of it
+        assert_eq!(w("acme/widgets", Some(&wt)), vec![harness.id()]);
+        assert!(w("acme/widgets", None).is_empty());
         for child in [&mut harness, &mut plain, &mut elsewhere] {
             child.kill().unwrap();
             child.wait().unwrap();
         }
-        assert!(writers("acme/widgets", "issue-7", since, None).is_empty());
+        assert!(w("acme/widgets", Some(&wt)).is_empty());
     }
 
     #[test]
-    fn a_remote_url_names_its_repository_in_every_form_git_accepts() {
-        for url in [
-            "https://github.com/acme/widgets.git",
-            "https://github.com/Acme/Widgets",
-            "git@github.com:acme/widgets.git",
-            "ssh://git@github.com/acme/widgets/",
-        ] {
-            assert!(names_repo(url, "acme/widgets"), "{url}");
-        }
-        assert!(!names_repo(
-            "https://github.com/acme/widgets-2.git",
-            "acme/widgets"
-        ));
-        assert!(!names_repo(
-            "https://github.com/notacme/widgets",
-            "acme/widgets"
-        ));
+    fn the_origin_url_is_read_from_the_remote_origin_section() {
         let config = "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = x\n[remote \"origin\"]\n\turl = https://github.com/acme/widgets.git\n";
         assert_eq!(
             origin_url(config).as_deref(),
