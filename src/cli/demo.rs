@@ -51,8 +51,9 @@ impl Demo<'_> {
     fn cli(&self, host: &str) -> anyhow::Result<tokio::process::Command> {
         let exe = std::env::current_exe().context("finding this program")?;
         let mut cmd = tokio::process::Command::new(exe);
-        cmd.env("GITHUB_TOKEN", TOKEN)
-            .env("THIRDSHIFT_RETRY_BASE_MS", "20")
+        let token = [("GITHUB_TOKEN".to_string(), TOKEN.to_string())];
+        crate::github::hand_over(cmd.as_std_mut(), &token).context("handing over the token")?;
+        cmd.env("THIRDSHIFT_RETRY_BASE_MS", "20")
             .env_remove("GH_TOKEN")
             .env_remove("THIRDSHIFT_CONFIG")
             .args(["--repo", &self.sim.repo_full_name(), "--api-url", self.url])

@@ -2,7 +2,8 @@
 //! companion: the repository, API, host, state folder and config of this context as global
 //! options, a new session (so no terminal hang-up, no signal to this process's group and no CI
 //! job cleanup that follows this process reaches it), stdin from /dev/null, output appended to a
-//! private log file, the credentials handed over (they live in memory, not in the environment),
+//! private log file, the credentials handed over an inherited socket (`github::hand_over`, never
+//! the environment or arguments),
 //! and no `RUNNER_TRACKING_ID`. The caller adds the command and its arguments. `program` starts
 //! another program the same way, without this context's options or credentials (`thirdshift
 //! stop` for a cancelled thirdshift Command).
@@ -73,7 +74,8 @@ pub fn command(
         command.arg("--config").arg(config);
     }
     to_log(&mut command, log)?;
-    command.envs(crate::github::taken(&crate::github::CREDENTIAL_VARS));
+    let credentials = crate::github::taken(&crate::github::CREDENTIAL_VARS);
+    crate::github::hand_over(&mut command, &credentials).context("handing over credentials")?;
     new_session(&mut command);
     Ok(command)
 }

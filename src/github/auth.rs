@@ -26,14 +26,18 @@ pub const CREDENTIAL_VARS: [&str; 5] = [
 /// The credential variables [`take_from_env`] moved out of the environment.
 static TAKEN: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
 
-/// Moves every credential variable out of this process's environment into its memory, so no
-/// child inherits one unless it is handed it ([`taken`]). The binary calls it first thing, while
+/// Moves every credential variable out of this process's environment (and reads those handed
+/// to it over a descriptor, `handoff.rs`) into its memory, so no child inherits one unless it is
+/// handed it ([`taken`]). The binary calls it first thing, while
 /// it has a single thread (changing the environment is only sound then).
 pub fn take_from_env() {
-    let vars = CREDENTIAL_VARS
-        .iter()
-        .filter_map(|name| std::env::var(name).ok().map(|v| (name.to_string(), v)))
-        .collect();
+    // Handed over a descriptor (`handoff.rs`) first: a process of ours gets them so.
+    let mut vars = super::handoff::receive(&CREDENTIAL_VARS);
+    vars.extend(
+        CREDENTIAL_VARS
+            .iter()
+            .filter_map(|name| std::env::var(name).ok().map(|v| (name.to_string(), v))),
+    );
     for name in CREDENTIAL_VARS {
         std::env::remove_var(name);
     }

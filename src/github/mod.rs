@@ -9,6 +9,7 @@ mod comments;
 mod conditional;
 mod error;
 mod graphql;
+mod handoff;
 mod issues;
 pub mod models;
 mod repos;
@@ -28,6 +29,7 @@ pub use auth::{
 pub use conditional::PageCache;
 pub use error::{GhResult, GithubError};
 pub use graphql::{BATCH as GRAPHQL_BATCH, ISSUE_COMMENTS_QUERY};
+pub use handoff::{hand_over, HANDOFF_FD_VAR};
 pub use models::{Comment, Issue, Label, User};
 pub use repos::{HeadCommit, PullSummary};
 pub use transport::{Retry, RetryPolicy};

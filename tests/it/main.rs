@@ -27,6 +27,7 @@ mod unreachable;
 
 // Claims and Runs.
 mod claim_race;
+mod credentials;
 mod factories;
 mod refused_ends;
 mod run_lifecycle;
