@@ -67,7 +67,11 @@ impl Client {
         let mut url = Some(format!("{first}{sep}per_page=100"));
         let mut items = Vec::new();
         while let Some(current) = url.take() {
-            let kept = cache.pages.get(&current);
+            // A kept page naming a next page on another origin is not ours: read it afresh.
+            let kept = cache
+                .pages
+                .get(&current)
+                .filter(|p| p.next.as_deref().is_none_or(|n| self.on_api_origin(n)));
             let etag = kept.map(|p| p.etag.as_str());
             let resp = self
                 .send_if(Method::GET, &current, None, Retry::Safe, etag)

@@ -90,6 +90,17 @@ pub enum GithubError {
         attempts: u32,
         detail: String,
     },
+    /// A request for a URL on another origin than the API's (a cached or linked page naming
+    /// another host or port): never sent, so no credential goes there.
+    #[error(
+        "refused {method} {origin}: credentials go only to the API's own origin {api_origin}, \
+         and a page named another"
+    )]
+    ForeignOrigin {
+        method: String,
+        origin: String,
+        api_origin: String,
+    },
     #[error("{method} {path} on {repo}: unexpected response: {detail}")]
     Decode {
         repo: String,

@@ -166,6 +166,13 @@ impl Client {
         auth: Option<HeaderValue>,
         etag: Option<&str>,
     ) -> GhResult<Response> {
+        if !self.on_api_origin(url) {
+            return Err(GithubError::ForeignOrigin {
+                method: method.to_string(),
+                origin: origin_of(url).map_or_else(|| "a URL that is not one".into(), show),
+                api_origin: origin_of(&self.api_url).map_or_else(String::new, show),
+            });
+        }
         let headers = Headers {
             auth: auth.as_ref(),
             etag,
@@ -364,6 +371,33 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Whether `url` is on the configured API's origin (scheme, host and port): the only place
+    /// any request, and so any credential, is sent.
+    pub(crate) fn on_api_origin(&self, url: &str) -> bool {
+        let theirs = origin_of(url);
+        theirs.is_some() && theirs == origin_of(&self.api_url)
+    }
+}
+
+/// The scheme, lower-case host and port (the scheme's default when none is written) of an
+/// absolute http(s) URL.
+fn origin_of(url: &str) -> Option<(String, String, u16)> {
+    let uri: http::Uri = url.parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let default = match scheme.as_str() {
+        "https" => 443,
+        "http" => 80,
+        _ => return None,
+    };
+    let host = uri.host()?.to_ascii_lowercase();
+    Some((scheme, host, uri.port_u16().unwrap_or(default)))
+}
+
+fn show((scheme, host, port): (String, String, u16)) -> String {
+    format!("{scheme}://{host}:{port}")
+}
+
 fn classify(resp: Response) -> Attempt {
     let status = resp.status.as_u16();
     let after = retry_after(&resp.headers);
@@ -439,6 +473,48 @@ mod tests {
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(5),
         }
+    }
+
+    #[test]
+    fn an_origin_is_scheme_host_and_port_with_the_default_port_filled_in() {
+        let o = |u: &str| origin_of(u).map(show);
+        assert_eq!(
+            o("https://API.github.com/repos/o/r").as_deref(),
+            Some("https://api.github.com:443")
+        );
+        assert_eq!(
+            o("https://api.github.com:443/x"),
+            o("https://api.github.com/y")
+        );
+        assert_ne!(o("http://127.0.0.1:4000/x"), o("http://127.0.0.1:4001/x"));
+        assert_ne!(o("http://api.github.com/x"), o("https://api.github.com/x"));
+        assert_eq!(o("/repos/o/r"), None);
+        assert_eq!(o("ftp://api.github.com/x"), None);
+    }
+
+    #[tokio::test]
+    async fn a_request_for_another_origin_is_never_sent() {
+        // given a listener on another port than the API's
+        let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        other.set_nonblocking(true).unwrap();
+        let port = other.local_addr().unwrap().port();
+        let repo = "o/r".parse().unwrap();
+        let client = Client::new("http://127.0.0.1:9/", Some("s3cret".into()), repo).unwrap();
+        // when the client is asked for a page there
+        let url = format!("http://127.0.0.1:{port}/repos/o/r/issues?page=2");
+        let err = client
+            .send(Method::GET, &url, None, Retry::Safe)
+            .await
+            .unwrap_err();
+        // then it refuses, naming both origins, and nothing reached the listener
+        assert!(matches!(err, GithubError::ForeignOrigin { .. }), "{err}");
+        assert!(err
+            .to_string()
+            .contains(&format!("http://127.0.0.1:{port}")));
+        assert!(
+            other.accept().is_err(),
+            "a connection reached the other origin"
+        );
     }
 
     #[test]

@@ -530,3 +530,16 @@ async fn claims_the_apps_bot_wrote_are_its_own_when_a_cold_pass_reads_them_throu
     assert!(!warned.contains("untrusted"), "{warned}");
     assert!(!said.contains("unowned"), "{said}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_next_page_on_another_origin_gets_no_app_token() {
+    // Given the App installed, its passes authenticated as the App (see the shared test)
+    let (world, keys) = world_with_app("good").await;
+    let key = keys.private_path.to_str().unwrap().to_string();
+    crate::credentials::a_poisoned_next_page_is_never_asked(&world, || {
+        let mut cmd = app_cli(&world, "h1", &key);
+        cmd.env_remove("GITHUB_TOKEN");
+        cmd
+    })
+    .await;
+}
