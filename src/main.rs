@@ -31,6 +31,7 @@ fn main() {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(log_filter(&cli.globals))),
         )
         .init();
+    let mirror = cli::workflow::mirror_stdout();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -50,6 +51,10 @@ fn main() {
         }
     };
     drop(runtime);
+    if let Some(mirror) = mirror {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        mirror.finish(&format!("thirdshift-reconciler {}", args.join(" ")));
+    }
     std::process::exit(code);
 }
 

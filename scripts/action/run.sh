@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Step 4 of the Action: runs the chosen command. Inputs arrive as environment variables only;
 # the comment command reads the event from the file at $GITHUB_EVENT_PATH, never its text from
-# here. The command's output is added to the step summary (reconcile and status also write their
-# Markdown view there themselves; reconcile writes the Action's outputs to $GITHUB_OUTPUT and
-# its errors as annotations). Empty inputs are unset so the binary's defaults apply.
+# here. Empty inputs are unset so the binary's defaults apply.
 # RUNNER_DEBUG (a re-run with debug logging) logs everything; `verbose` logs each step.
+#
+# The credentials go to the binary alone: the step `exec`s this script and this script `exec`s
+# the binary, starting no other process, so no process of the step but this one (this bash,
+# then the binary, which takes them out of its environment first thing) ever holds them. The
+# binary copies its own output into the step summary (THIRDSHIFT_SUMMARY_OUTPUT); reconcile and
+# status also write their Markdown view there, reconcile its outputs to $GITHUB_OUTPUT and its
+# errors as annotations.
 set -euo pipefail
 bin="${THIRDSHIFT_BIN:?set by the install step}"
 if [[ "${RUNNER_DEBUG:-}" == 1 ]]; then
@@ -38,17 +43,5 @@ case "${THIRDSHIFT_COMMAND:-}" in
     exit 2
     ;;
 esac
-out="$(mktemp)"
-status=0
-"$bin" "${args[@]}" | tee "$out" || status=$?
-if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
-  {
-    echo "#### thirdshift-reconciler ${args[*]}"
-    echo
-    echo '````text'
-    cat "$out"
-    echo '````'
-  } >>"$GITHUB_STEP_SUMMARY"
-fi
-rm -f "$out"
-exit "$status"
+export THIRDSHIFT_SUMMARY_OUTPUT=1
+exec "$bin" "${args[@]}"

@@ -543,3 +543,57 @@ async fn a_failing_pass_is_an_error_annotation_and_a_dry_run_input_writes_nothin
     );
     assert_eq!(writes(&world), Vec::<String>::new());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_step_hands_the_token_to_the_binary_alone() {
+    let world = World::new().await;
+    // Given a killed Run's Claim for the host's observe to end
+    let issue = world.ready_issue("traced");
+    let run = start_run(&world, "h1", issue, "sleep 30").await;
+    run.kill_all().await;
+    // When h1's runner uses the Action with every step's processes traced
+    let mut runner = Runner::new(&world, "h1");
+    let trace = world.dir.path().join("step.trace");
+    runner.trace = Some(trace.clone());
+    let used = runner
+        .run_action(&[
+            ("command", "observe"),
+            ("reconcile", "true"),
+            ("host", "h1"),
+        ])
+        .await;
+    for step in &used.steps {
+        assert_eq!(step.code, Some(0), "{step:#?}");
+    }
+    assert_eq!(
+        ends(&world, issue).len(),
+        1,
+        "the binary still authenticated"
+    );
+    // Then in the run step one process alone ever held the token: the step's shell, exec'd
+    // into run.sh's, exec'd into the binary; it started no other process
+    let dir = trace.parent().unwrap();
+    let run_step = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("step."))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .find(|t| t.contains("scripts/action/run.sh"))
+        .expect("the run step was traced");
+    let execs: Vec<&str> = run_step.lines().filter(|l| l.contains("execve(")).collect();
+    let pids: std::collections::BTreeSet<&str> = execs
+        .iter()
+        .filter(|l| l.contains(BOT_TOKEN))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(pids.len(), 1, "processes holding the token: {execs:#?}");
+    let last = execs.last().unwrap();
+    assert!(
+        last.contains("thirdshift-reconciler") && last.contains("\"observe\""),
+        "the binary is the last exec: {last}"
+    );
+    println!(
+        "run step: {} execs, all by one process, the last one the binary",
+        execs.len()
+    );
+}

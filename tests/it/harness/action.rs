@@ -42,6 +42,9 @@ impl ActionRun {
 }
 
 /// A runner for the Action: its home, workspace and temp folder (where the binary is restored).
+/// Numbers the traced steps' files.
+static TRACED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 pub struct Runner<'w> {
     pub world: &'w World,
     pub home: PathBuf,
@@ -53,6 +56,9 @@ pub struct Runner<'w> {
     pub cache_hit: bool,
     /// A folder put first on the steps' `PATH` (a stand-in for a tool).
     pub path_first: Option<PathBuf>,
+    /// When set, every step runs under `strace -f`, each `execve` (arguments and environment)
+    /// written to `<this>.<step number>`.
+    pub trace: Option<PathBuf>,
 }
 
 impl<'w> Runner<'w> {
@@ -70,6 +76,7 @@ impl<'w> Runner<'w> {
             event: None,
             cache_hit: true,
             path_first: None,
+            trace: None,
         }
     }
 
@@ -194,7 +201,17 @@ impl<'w> Runner<'w> {
         assert!(!script.contains("${{"), "no expression inside a shell line");
         let file = self.temp().join("step.sh");
         std::fs::write(&file, script).expect("script");
-        let mut cmd = tokio::process::Command::new("bash");
+        let mut cmd = match &self.trace {
+            Some(trace) => {
+                let n = TRACED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut c = tokio::process::Command::new("strace");
+                c.args(["-f", "-qq", "-v", "-s", "65536", "-e", "trace=execve", "-o"])
+                    .arg(trace.with_extension(n.to_string()))
+                    .args(["--", "bash"]);
+                c
+            }
+            None => tokio::process::Command::new("bash"),
+        };
         cmd.args(["--noprofile", "--norc", "-eo", "pipefail"])
             .arg(&file)
             .current_dir(&self.workspace)
