@@ -118,6 +118,7 @@ pub async fn handle(ctx: &Ctx, path: &Path) -> anyhow::Result<String> {
                 parsed,
                 // The payload holds the comment as its author created it.
                 edited: false,
+                refused: false,
             };
             snapshot.commands.push(CommandView { pending, role });
         }

@@ -28,7 +28,8 @@ pub const BATCH: usize = 100;
 /// The query, checked against GitHub's published schema by the conformance test.
 pub const ISSUE_COMMENTS_QUERY: &str = "query($ids: [ID!]!) { nodes(ids: $ids) { ... on Issue { \
 number comments(first: 100) { totalCount pageInfo { hasNextPage } nodes { fullDatabaseId body \
-url createdAt updatedAt author { __typename login } } } } } }";
+url createdAt updatedAt author { __typename login } reactionGroups { content reactors { \
+totalCount } } } } } } }";
 
 #[derive(Deserialize)]
 struct Answer {
@@ -76,6 +77,21 @@ struct CommentNode {
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
     author: Option<Author>,
+    #[serde(default)]
+    reaction_groups: Option<Vec<ReactionGroup>>,
+}
+
+/// One kind of reaction on a comment and how many gave it.
+#[derive(Deserialize)]
+struct ReactionGroup {
+    content: String,
+    reactors: Reactors,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Reactors {
+    total_count: u64,
 }
 
 #[derive(Deserialize)]
@@ -172,6 +188,15 @@ impl Client {
             issue_url: self.repo_url(&format!("/issues/{number}")),
             created_at: c.created_at,
             updated_at: c.updated_at,
+            reactions: c
+                .reaction_groups
+                .map(|groups| crate::github::models::Reactions {
+                    minus_one: groups
+                        .iter()
+                        .filter(|g| g.content == "THUMBS_DOWN")
+                        .map(|g| g.reactors.total_count)
+                        .sum(),
+                }),
         })
     }
 }
@@ -209,8 +234,19 @@ mod tests {
                 typename: "Bot".into(),
                 login: "thirdshift".into(),
             }),
+            reaction_groups: Some(vec![
+                ReactionGroup {
+                    content: "THUMBS_UP".into(),
+                    reactors: Reactors { total_count: 3 },
+                },
+                ReactionGroup {
+                    content: "THUMBS_DOWN".into(),
+                    reactors: Reactors { total_count: 2 },
+                },
+            ]),
         };
         let rest = c.rest_comment(7, node).unwrap();
+        assert_eq!(rest.reactions.as_ref().map(|r| r.minus_one), Some(2));
         assert_eq!(rest.author(), "thirdshift[bot]");
         assert_eq!(rest.id, 9_000_000_001);
         assert_eq!(rest.issue_number(), Some(7));

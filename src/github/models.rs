@@ -72,6 +72,16 @@ pub struct Comment {
     pub issue_url: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The reactions' counts GitHub sends with every comment (`reactions`, the rollup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reactions: Option<Reactions>,
+}
+
+/// The counts of a comment's reactions this tool reads. Who reacted is not in them.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+pub struct Reactions {
+    #[serde(rename = "-1", default)]
+    pub minus_one: u64,
 }
 
 impl Comment {

@@ -293,6 +293,10 @@ pub struct Pending {
     /// any write collaborator may edit it, so an edited command is never run in its author's
     /// name (docs/commands.md).
     pub edited: bool,
+    /// The comment carries a `-1` reaction: a command its author had no role for, refused so
+    /// already (by a reply, or by the reaction alone), is not handled again. Read only when the
+    /// author lacks the role, so no one can silence a command its author may give.
+    pub refused: bool,
 }
 
 #[cfg(test)]

@@ -43,6 +43,9 @@ pub struct Snapshot {
     pub registry_page: Option<RegistryPage>,
     /// `/thirdshift` commands on these issues that no trusted reply answers yet, by comment id.
     pub commands: Vec<CommandView>,
+    /// The latest trusted reply refusing a command for want of the role, by its author (lower
+    /// case), among the comments read: such an author gets one reply an hour, then reactions.
+    pub refusals: std::collections::BTreeMap<String, DateTime<Utc>>,
     /// How far a cached read listed the repository's comments, for the view record (so a pass
     /// with no cache reads only since then); `None` from a full read.
     pub listing: Option<ListingMark>,

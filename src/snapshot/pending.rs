@@ -30,6 +30,28 @@ pub fn answered(issue: u64, comments: &[Comment], trust: &Trust) -> HashSet<u64>
         .collect()
 }
 
+/// The trusted replies among `comments` of `issue` that refused a command for want of the role:
+/// (the command's author in lower case, when).
+pub fn refusals(
+    issue: u64,
+    comments: &[Comment],
+    trust: &Trust,
+) -> Vec<(String, chrono::DateTime<chrono::Utc>)> {
+    comments
+        .iter()
+        .filter(|c| trust.is_trusted(c.author()))
+        .filter_map(|c| match decode(c.text()) {
+            Decoded::Record(Record::Reply(r))
+                if r.issue == issue
+                    && r.answer == crate::protocol::record::Answer::NotPermitted =>
+            {
+                Some((r.author.to_ascii_lowercase(), r.replied_at))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The unanswered commands among `comments` of `issue`, by comment id.
 pub fn pending(issue: u64, comments: &[Comment], trust: &Trust, me: &str) -> Vec<Pending> {
     let done = answered(issue, comments, trust);
@@ -49,6 +71,7 @@ pub fn pending(issue: u64, comments: &[Comment], trust: &Trust, me: &str) -> Vec
                 html_url: c.html_url.clone(),
                 parsed,
                 edited: c.updated_at > c.created_at,
+                refused: c.reactions.as_ref().is_some_and(|r| r.minus_one > 0),
             })
         })
         .collect();
@@ -78,6 +101,7 @@ mod tests {
             issue_url: "https://api.github.com/repos/o/r/issues/42".into(),
             created_at: now,
             updated_at: now,
+            reactions: None,
         }
     }
 

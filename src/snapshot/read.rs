@@ -264,6 +264,7 @@ pub(super) fn add_issue_with(
     comments: &[Comment],
 ) {
     let waiting = crate::snapshot::pending::pending(issue.number, comments, &ctx.trust, &ctx.me);
+    note_refusals(ctx, snapshot, issue.number, comments);
     snapshot
         .commands
         .extend(waiting.into_iter().map(|pending| CommandView {
@@ -271,6 +272,14 @@ pub(super) fn add_issue_with(
             role: Role::None,
         }));
     snapshot.issues.push(issue_snapshot(ctx, issue, comments));
+}
+
+/// Keeps the latest refusal for want of the role of each author among `comments` of issue `n`.
+fn note_refusals(ctx: &Ctx, snapshot: &mut Snapshot, n: u64, comments: &[Comment]) {
+    for (author, at) in crate::snapshot::pending::refusals(n, comments, &ctx.trust) {
+        let latest = snapshot.refusals.entry(author).or_insert(at);
+        *latest = (*latest).max(at);
+    }
 }
 
 /// Replaces what the snapshot says of issue `n` from a new read of its comments: its ownership
@@ -287,6 +296,7 @@ pub(super) fn replace_comments(ctx: &Ctx, snapshot: &mut Snapshot, n: u64, comme
     }
     snapshot.commands.retain(|c| c.pending.issue != n);
     let waiting = crate::snapshot::pending::pending(n, comments, &ctx.trust, &ctx.me);
+    note_refusals(ctx, snapshot, n, comments);
     snapshot
         .commands
         .extend(waiting.into_iter().map(|pending| CommandView {

@@ -198,6 +198,7 @@ mod tests {
             issue_url: String::new(),
             created_at: now,
             updated_at: now,
+            reactions: None,
         }
     }
 

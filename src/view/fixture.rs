@@ -165,6 +165,7 @@ pub fn snapshot() -> Snapshot {
             view: Some(earlier),
         }),
         commands: vec![],
+        refusals: Default::default(),
         listing: None,
     }
 }

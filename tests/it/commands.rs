@@ -662,3 +662,67 @@ async fn a_cold_pass_reads_since_the_views_watermark_and_misses_no_command_or_cl
     assert!(runs.iter().any(|r| r["issue"] == claimed), "{json:#}");
     run.kill_all().await;
 }
+
+/// Three reconcile passes on `world` after `spam` (called before each with the pass number)
+/// adds its comments; the requests they sent.
+async fn three_passes(world: &World, spam: impl Fn(usize)) -> usize {
+    let before = world.sim.requests().len();
+    for pass in 0..3 {
+        spam(pass);
+        world.reconcile_ok("ci").await;
+    }
+    world.sim.requests().len() - before
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_readers_twenty_commands_get_one_reply_and_cost_a_bounded_budget() {
+    // Given two idle issues, in a world with a reader and in a twin world without one
+    let (quiet, spammed) = (world().await, world().await);
+    for w in [&quiet, &spammed] {
+        w.sim.add_user("mallory", "mallory-token", Permission::Read);
+        w.ready_issue("one");
+        w.ready_issue("two");
+        w.reconcile_ok("ci").await;
+    }
+    let baseline = three_passes(&quiet, |_| {}).await;
+    // When the reader writes 20 commands on them across 3 passes (7, 7 and 6)
+    let spent = three_passes(&spammed, |pass| {
+        let count = if pass == 2 { 6 } else { 7 };
+        for i in 0..count {
+            let issue = 1 + (i % 2) as u64;
+            say(&spammed, issue, "mallory", "/thirdshift recover --force");
+        }
+    })
+    .await;
+    // Then the reader got one reply in all, and every command a `-1` reaction
+    let replies: Vec<ReplyRecord> = [1, 2]
+        .iter()
+        .flat_map(|n| spammed.records(*n))
+        .filter_map(|r| match r {
+            Record::Reply(r) if r.author == "mallory" => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replies.len(), 1, "{replies:#?}");
+    assert_eq!(replies[0].answer, Answer::NotPermitted);
+    let reactions = spammed
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.route.ends_with("/reactions"))
+        .count();
+    // (eyes and -1 on the replied one, -1 on each other)
+    assert_eq!(
+        reactions, 21,
+        "one reaction per command, two on the replied one"
+    );
+    // And what they cost beyond three idle passes stays within 2 requests per command (one
+    // reaction each, the reply, a role check and a read of their issues per pass)
+    let cost = spent - baseline;
+    println!(
+        "20 reader commands over 3 passes: {spent} requests, {baseline} for 3 idle passes, \
+         {cost} for the commands ({:.2} per command); 1 reply",
+        cost as f64 / 20.0
+    );
+    assert!(cost <= 40, "the reader's 20 commands cost {cost} requests");
+}

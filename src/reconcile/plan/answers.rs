@@ -39,6 +39,10 @@ impl Reply {
     }
 }
 
+/// How often at most an author without the role is told so in a reply; their other commands
+/// get a `-1` reaction only. A display and budget rule, deciding nothing about a Claim.
+pub const REFUSAL_REPLY_EVERY: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+
 /// The request id of the cancel record a command posts: derived from the command comment, so
 /// handling the command again finds the same request instead of posting another.
 pub fn request_id(comment_id: u64) -> String {
@@ -58,6 +62,12 @@ impl Planner<'_> {
         let waiting = self.snapshot.commands.iter();
         for cmd in waiting.filter(|c| c.pending.issue == issue.number) {
             let p = &cmd.pending;
+            if self.refused_quietly(cmd) {
+                if !p.refused {
+                    s.answers.push(react(p.issue, p.comment_id, "-1"));
+                }
+                continue;
+            }
             s.acks.push(react(p.issue, p.comment_id, "eyes"));
             let reply = self.answer(issue, cmd, &mut ended_by, s, findings);
             let command = match &p.parsed {
@@ -87,6 +97,33 @@ impl Planner<'_> {
             s.answers.push(react(p.issue, p.comment_id, verdict));
         }
         ended_by.is_some()
+    }
+
+    /// Whether `cmd`, by someone without the role, is refused by a `-1` reaction alone (none at
+    /// all once it carries one): its author was already told within the hour
+    /// ([`REFUSAL_REPLY_EVERY`]), or an earlier command of theirs is told in this pass. Only the
+    /// first such command an hour gets a reply, so a stranger's comments cost one reaction each.
+    fn refused_quietly(&self, cmd: &CommandView) -> bool {
+        let needed = self.config.commands.permission;
+        let refused = |c: &CommandView| !c.pending.edited && c.role < needed;
+        if !refused(cmd) {
+            return false;
+        }
+        let author = cmd.pending.author.to_ascii_lowercase();
+        let told = self.snapshot.refusals.get(&author);
+        if told.is_some_and(|at| self.input.now - *at < REFUSAL_REPLY_EVERY) || cmd.pending.refused
+        {
+            return true;
+        }
+        let first = self
+            .snapshot
+            .commands
+            .iter()
+            .filter(|c| refused(c) && !c.pending.refused)
+            .filter(|c| c.pending.author.eq_ignore_ascii_case(&author))
+            .map(|c| c.pending.comment_id)
+            .min();
+        first != Some(cmd.pending.comment_id)
     }
 
     /// The decision on one command; its writes go to `s`.

@@ -15,6 +15,7 @@ fn pending(body: &str) -> Pending {
         html_url: "https://github.com/acme/widgets/issues/42#issuecomment-5000000123".into(),
         parsed: parse(body),
         edited: false,
+        refused: false,
     }
 }
 

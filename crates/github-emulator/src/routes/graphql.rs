@@ -22,7 +22,8 @@ use crate::Sim;
 /// The query served, whitespace-normalised (`normalise`).
 const SERVED: &str = "query($ids: [ID!]!) { nodes(ids: $ids) { ... on Issue { number \
 comments(first: 100) { totalCount pageInfo { hasNextPage } nodes { fullDatabaseId body url \
-createdAt updatedAt author { __typename login } } } } } }";
+createdAt updatedAt author { __typename login } reactionGroups { content reactors { totalCount } } \
+} } } } }";
 
 /// Whether `text` is the one query served (the same query up to whitespace).
 pub fn serves(text: &str) -> bool {
@@ -146,5 +147,33 @@ fn comment_node(base: &str, st: &SimState, c: &Comment) -> Value {
         "createdAt": ts(c.created_at),
         "updatedAt": ts(c.updated_at),
         "author": { "__typename": if bot { "Bot" } else { "User" }, "login": login },
+        "reactionGroups": reaction_groups(st, c.id),
     })
+}
+
+/// Every kind of reaction with its count, as GitHub lists a comment's `reactionGroups`.
+fn reaction_groups(st: &SimState, id: u64) -> Value {
+    let kinds = [
+        ("+1", "THUMBS_UP"),
+        ("-1", "THUMBS_DOWN"),
+        ("laugh", "LAUGH"),
+        ("hooray", "HOORAY"),
+        ("confused", "CONFUSED"),
+        ("heart", "HEART"),
+        ("rocket", "ROCKET"),
+        ("eyes", "EYES"),
+    ];
+    let target = crate::state::Target::Comment(id);
+    let groups: Vec<Value> = kinds
+        .iter()
+        .map(|(rest, content)| {
+            let n = st
+                .reactions
+                .iter()
+                .filter(|r| r.target == target && r.content == *rest)
+                .count();
+            json!({ "content": content, "reactors": { "totalCount": n } })
+        })
+        .collect();
+    Value::Array(groups)
 }

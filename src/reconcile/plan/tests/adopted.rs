@@ -194,6 +194,7 @@ fn cancel_comment(id: u64) -> crate::snapshot::CommandView {
             html_url: format!("https://github.com/o/r/issues/7#issuecomment-{}", BASE + id),
             parsed: crate::protocol::command::parse("/thirdshift cancel"),
             edited: false,
+            refused: false,
         },
         role: crate::protocol::config::Role::Write,
     }

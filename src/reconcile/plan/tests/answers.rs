@@ -20,6 +20,7 @@ fn cmd(n: u64, id: u64, author: &str, role: Role, body: &str) -> CommandView {
             ),
             parsed: parse(body),
             edited: false,
+            refused: false,
         },
         role,
     }
@@ -294,4 +295,56 @@ fn recover_with_no_active_claim_answers_how_the_last_one_ended() {
             "#7 react -1 5"
         ]
     );
+}
+
+#[test]
+fn a_strangers_commands_get_one_reply_an_hour_and_then_a_reaction_each() {
+    // given three commands by a reader on issue 7, the last one already refused by a reaction,
+    // and one by a writer
+    let (world, _) = claimed(None);
+    let mut marked = cmd(7, 8, "mallory", Role::Read, "/thirdshift status");
+    marked.pending.refused = true;
+    let commands = vec![
+        cmd(7, 5, "mallory", Role::Read, "/thirdshift status"),
+        cmd(7, 6, "Mallory", Role::Read, "/thirdshift help"),
+        marked.clone(),
+        cmd(7, 9, "alice", Role::Write, "/thirdshift help"),
+    ];
+    // then the first gets the reply, the second a reaction only, the marked one nothing, and
+    // the writer's command its answer as ever
+    let p = plan_with(&world, commands.clone());
+    assert_eq!(
+        shapes(&p),
+        [
+            "#7 react eyes 5",
+            "#7 react eyes 9",
+            "#7 reply 5 not-permitted",
+            "#7 react -1 5",
+            "#7 react -1 6",
+            "#7 reply 9 answered",
+            "#7 react +1 9",
+        ]
+    );
+    // and when a refusal was replied to that author within the hour, none gets a reply
+    let mut snapshot = world.snapshot();
+    snapshot.commands = commands;
+    let now = input().now;
+    snapshot
+        .refusals
+        .insert("mallory".into(), now - chrono::TimeDelta::minutes(59));
+    let p = plan(&snapshot, &Config::default(), &input());
+    assert!(!shapes(&p)
+        .iter()
+        .any(|s| s.contains("reply 5") || s.contains("reply 6")));
+    // but an hour later one does
+    snapshot
+        .refusals
+        .insert("mallory".into(), now - chrono::TimeDelta::minutes(61));
+    let p = plan(&snapshot, &Config::default(), &input());
+    assert!(shapes(&p).contains(&"#7 reply 5 not-permitted".to_string()));
+    // and a writer's command carrying a `-1` reaction (anyone may add one) is still answered
+    let mut silenced = cmd(7, 9, "alice", Role::Write, "/thirdshift help");
+    silenced.pending.refused = true;
+    let p = plan_with(&world, vec![silenced]);
+    assert!(shapes(&p).contains(&"#7 reply 9 answered".to_string()));
 }
