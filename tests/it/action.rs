@@ -9,7 +9,7 @@ use crate::harness;
 use std::path::Path;
 
 use harness::*;
-use thirdshift_reconciler::protocol::record::Outcome;
+use thirdshift_reconciler::protocol::record::{Outcome, Record};
 use yaml_serde::Value;
 
 /// Every `run:` script of a workflow or action document, with where it is.
@@ -221,6 +221,41 @@ async fn crontab_line_of_a_host_without_a_runner_reports_and_ends_its_killed_run
     assert_eq!(ended.len(), 1, "{log}");
     assert_eq!(ended[0].outcome, Outcome::Recovered);
     assert!(!world.labels(issue).iter().any(|l| l == IN_PROGRESS));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_crontab_lines_work_from_a_fresh_home_with_only_the_binary_and_the_env_file() {
+    for schedule in ["*/5 * * * *", "@reboot"] {
+        let world = World::new().await;
+        // Given a fresh home holding only the binary and the environment file, as a new host has
+        let home = world.dir.path().join("fresh-home");
+        std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
+        std::fs::create_dir_all(home.join(".config/thirdshift")).unwrap();
+        std::fs::copy(
+            env!("CARGO_BIN_EXE_thirdshift-reconciler"),
+            home.join(".cargo/bin/thirdshift-reconciler"),
+        )
+        .unwrap();
+        let env = format!(
+            "export GITHUB_REPOSITORY={}\nexport GITHUB_API_URL={}\nexport GH_TOKEN={BOT_TOKEN}\n\
+             export THIRDSHIFT_HOST=fresh\nexport THIRDSHIFT_RETRY_BASE_MS=5\n",
+            world.sim.repo_full_name(),
+            world.server.url
+        );
+        std::fs::write(home.join(".config/thirdshift/env"), env).unwrap();
+        // When cron runs the documented line (the @reboot one without its 20 s pause)
+        let line = documented_crontab_command(schedule);
+        let command = line.strip_prefix("sleep 20 && ").unwrap_or(&line);
+        let out = as_cron(&home, command).await;
+        // Then it succeeded, wrote its log, and the host's report is on GitHub
+        let log = home.join(".local/state/thirdshift/observe.log");
+        assert_eq!(out.status.code(), Some(0), "{schedule}: {}", stderr(&out));
+        let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{schedule}: {e}"));
+        let reported = (1..=3)
+            .flat_map(|n| world.records(n))
+            .any(|r| matches!(r, Record::HostReport(h) if h.host == "fresh"));
+        assert!(reported, "{schedule}: no report of host fresh; log: {text}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
