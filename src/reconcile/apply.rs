@@ -191,11 +191,17 @@ fn first_reply(ctx: &Ctx, comments: &[Comment], n: u64, command: u64) -> Option<
 /// own copy (`store::read`): a stale list could hide the other pass's earlier copy, and both passes
 /// would then keep theirs and go on to the labels, after which no pass reads the issue again.
 /// When the list never shows ours, ours is kept and the action fails, so the labels wait and the
-/// next pass (which still sees `in-progress`) removes the later copy.
+/// next pass (which still sees `in-progress`) removes the later copy. When ours is gone because a
+/// racing pass deleted it as the later copy, that pass's end record is the one that remains.
 async fn drop_if_second(ctx: &Ctx, issue: u64, claim_id: &str, ours: u64) -> anyhow::Result<u64> {
     let comments = match crate::store::read::read_through(ctx, issue, ours).await? {
         Listing::Fresh(comments) => comments,
-        Listing::Gone(_) => anyhow::bail!("our end record {ours} for claim {claim_id} is gone"),
+        // Another pass, racing this one, deleted ours as the later copy of its own: the claim
+        // is ended by that one, which the list shows.
+        Listing::Gone(comments) => match find_end(ctx, &comments, claim_id) {
+            Some(theirs) => return Ok(theirs.id),
+            None => anyhow::bail!("our end record {ours} for claim {claim_id} is gone"),
+        },
         Listing::Stale => anyhow::bail!(
             "cannot tell whether another pass ended claim {claim_id} first: the comment list \
              never showed our end record {ours}; the next pass settles it"

@@ -125,8 +125,9 @@ async fn two_reconciles_at_once_leave_one_end_record() {
     let first = world.cli("r1").arg("reconcile").output();
     let second = world.cli("r2").arg("reconcile").output();
     let (x, y) = tokio::join!(first, second);
-    assert_eq!(x.unwrap().status.code(), Some(0));
-    assert_eq!(y.unwrap().status.code(), Some(0));
+    for out in [x.unwrap(), y.unwrap()] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
     // And one more pass runs
     let out = world.exec("r1", &["reconcile"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
