@@ -92,9 +92,7 @@ impl Ctx {
             cache,
         })
     }
-}
 
-impl Ctx {
     /// This repository as git remotes name it: `owner/name` on the API's web host.
     pub fn remote_repo(&self) -> crate::protocol::remote::RemoteRepo {
         crate::protocol::remote::RemoteRepo::new(

@@ -181,11 +181,11 @@ async fn adopted_verdicts(
         if ended && settled.is_some() {
             continue;
         }
-        let verdict = adopted_verdict(ctx, judge, &a)?;
-        let kept = match &verdict {
-            Verdict::Dead { reason, .. } if !ended => {
+        let (verdict, named) = adopted_verdict(ctx, judge, &a)?;
+        let kept = match (&verdict, named) {
+            (Verdict::Dead { reason, .. }, Some(named)) if !ended => {
                 let why = crate::text::salvage::reason_dead(*reason);
-                crate::observe::salvage::adopted_run(ctx, &a, why).await?
+                crate::observe::salvage::adopted_run(ctx, &a, named, why).await?
             }
             _ => None,
         };
@@ -218,26 +218,34 @@ async fn adopted_verdicts(
 /// The verdict on a thirdshift Command: as on our Claims, except that a dead Command whose
 /// Harness (carrying thirdshift's session marker, in the Command's worktree, or in one on its
 /// Issue branch when that is not known) still runs has writers alive (`host::adopt::writers`).
+/// For a dead Command with an Issue branch, also what its Command log names as its worktree
+/// (read once, for the writers and for the salvage).
 fn adopted_verdict(
     ctx: &Ctx,
     judge: &mut Judge,
     a: &crate::host::adopt::Adopted,
-) -> anyhow::Result<Verdict> {
+) -> anyhow::Result<(Verdict, Option<crate::host::adopt::worktree::Named>)> {
     let verdict = judge.verdict(&a.claim)?;
-    let (Verdict::Dead { evidence, .. }, Some(branch)) = (&verdict, &a.facts.branch) else {
-        return Ok(verdict);
+    let Verdict::Dead { evidence, .. } = &verdict else {
+        return Ok((verdict, None));
     };
     let repo = ctx.remote_repo();
-    let worktree = match crate::observe::salvage::adopted_worktree(&repo, a, branch) {
-        crate::host::adopt::worktree::Named::Worktree(path) => Some(path),
+    let (Some(named), Some(branch)) = (
+        crate::host::adopt::worktree::of_command(a, &repo),
+        a.claim.branch.as_deref(),
+    ) else {
+        return Ok((verdict, None));
+    };
+    let worktree = match &named {
+        crate::host::adopt::worktree::Named::Worktree(path) => Some(path.as_path()),
         _ => None,
     };
-    let pids = crate::host::adopt::writers(&repo, branch, a.claim.start_ticks, worktree.as_deref());
+    let pids = crate::host::adopt::writers(&repo, branch, a.claim.start_ticks, worktree);
     if pids.is_empty() {
-        return Ok(verdict);
+        return Ok((verdict, Some(named)));
     }
     let evidence = crate::text::reasons::adopted_writers(evidence, branch, &pids);
-    Ok(Verdict::WritersAlive { pids, evidence })
+    Ok((Verdict::WritersAlive { pids, evidence }, Some(named)))
 }
 
 /// Whether the thirdshift Command `claim` stands for was ended by an end record the snapshot

@@ -37,21 +37,26 @@ pub fn annotate(level: Level, message: &str) {
 /// Appends `name=value` lines to `$GITHUB_OUTPUT`, when set. A failure to write is a warning:
 /// the pass itself went as it went.
 pub fn outputs(pairs: &[(&str, String)]) {
-    let Some(path) = std::env::var_os("GITHUB_OUTPUT").filter(|p| !p.is_empty()) else {
-        return;
-    };
     let lines: String = pairs
         .iter()
         .map(|(k, v)| format!("{k}={}\n", one_line(v)))
         .collect();
-    let written = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(lines.as_bytes()));
-    if let Err(e) = written {
+    if let Err(e) = append_to("GITHUB_OUTPUT", &lines) {
         tracing::warn!("the Action's outputs were not written: {e}");
     }
+}
+
+/// Appends `text` to the file the runner names in variable `var` (`GITHUB_OUTPUT`,
+/// `GITHUB_STEP_SUMMARY`); nothing when it names none.
+fn append_to(var: &str, text: &str) -> std::io::Result<()> {
+    let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)?
+        .write_all(text.as_bytes())
 }
 
 /// Set by the Action's run step: this process also puts what it prints on stdout into the step
@@ -115,19 +120,11 @@ impl Mirror {
         while let Ok(chunk) = self.kept.recv_timeout(std::time::Duration::from_secs(2)) {
             text.extend(chunk);
         }
-        let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
-            return;
-        };
         let block = format!(
             "#### {title}\n\n````text\n{}\n````\n",
             String::from_utf8_lossy(&text).trim_end()
         );
-        let written = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .and_then(|mut f| f.write_all(block.as_bytes()));
-        if let Err(e) = written {
+        if let Err(e) = append_to("GITHUB_STEP_SUMMARY", &block) {
             eprintln!("thirdshift-reconciler: the step summary was not written: {e}");
         }
     }

@@ -85,14 +85,16 @@ pub async fn stopped_run(
 }
 
 /// Salvages the worktree of a thirdshift Command proven dead with no writer left (never
-/// before), once: the worktree thirdshift's own step in its Command log names for its Issue
-/// branch ([`adopted_worktree`]), committed and pushed on that branch as ours are. The result is
-/// kept in the state folder and reported as it is by later passes. A Command with no Issue
-/// branch, or whose log names no worktree, has nothing to salvage; one whose worktree cannot be
-/// believed is reported untouched: the work is left on this host, and the report says why.
+/// before), once: `named`, what thirdshift's own step in its Command log names for its Issue
+/// branch (`host::adopt::worktree::of_command`), committed and pushed on that branch as ours
+/// are. The result is kept in the state folder and reported as it is by later passes. A Command
+/// with no Issue branch, or whose log names no worktree, has nothing to salvage; one whose
+/// worktree cannot be believed is reported untouched: the work is left on this host, and the
+/// report says why.
 pub async fn adopted_run(
     ctx: &Ctx,
     adopted: &crate::host::adopt::Adopted,
+    named: Named,
     reason: String,
 ) -> anyhow::Result<Option<Salvage>> {
     let claim_id = adopted.claim.claim_id.clone();
@@ -102,7 +104,7 @@ pub async fn adopted_run(
     let Some(branch) = adopted.claim.branch.clone() else {
         return Ok(None);
     };
-    let kept = match adopted_worktree(&ctx.remote_repo(), adopted, &branch) {
+    let kept = match named {
         Named::Nothing => return Ok(None),
         Named::NotBelieved { path, why } => Salvage {
             error: Some(crate::text::salvage::not_believed(
@@ -135,22 +137,6 @@ pub async fn adopted_run(
         tracing::warn!(claim = %claim_id, "could not store the salvage result: {e:#}");
     }
     Ok(Some(kept))
-}
-
-/// The worktree of thirdshift Command `adopted` of `repo` on `branch`, as its Command log names
-/// it and only where thirdshift makes one (`host::adopt::worktree::from_log`).
-pub fn adopted_worktree(
-    repo: &crate::protocol::remote::RemoteRepo,
-    adopted: &crate::host::adopt::Adopted,
-    branch: &str,
-) -> Named {
-    let log = crate::host::adopt::worktree::command_log(&adopted.path).unwrap_or_default();
-    let want = crate::host::adopt::worktree::Expected {
-        repo,
-        issue: adopted.claim.issue,
-        branch,
-    };
-    crate::host::adopt::worktree::from_log(&log, &want)
 }
 
 /// The salvage report for a Claim naming this host that this host has no record of: nothing is

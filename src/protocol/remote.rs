@@ -3,7 +3,7 @@
 //! `acme/widgets` on github.com, however its path reads. Every check that asks "is this clone
 //! ours?" before committing, pushing or deleting a ref goes through [`RemoteRepo::named_by`].
 //!
-//! The web host comes from the configured API URL ([`web_host`]): GitHub's API
+//! The web host comes from the configured API URL (`web_host`): GitHub's API
 //! (`api.github.com`) and GitHub Enterprise Cloud's (`api.<tenant>.ghe.com`) serve the web host
 //! without `api.`; GitHub Enterprise Server serves its API at `https://<host>/api/v3`, on the web
 //! host itself. An API URL of neither shape (a proxy, or the built-in emulator) stands in for
@@ -26,11 +26,6 @@ impl RemoteRepo {
             host: web_host(api_url),
             path: repo.trim_matches('/').to_ascii_lowercase(),
         }
-    }
-
-    /// The web host remotes of this repository name, e.g. `github.com`.
-    pub fn host(&self) -> &str {
-        &self.host
     }
 
     /// The repository's name, without its owner (lower case): `widgets` of `acme/widgets`.
@@ -73,7 +68,7 @@ pub fn shown(url: &str) -> String {
 }
 
 /// The web host of the GitHub whose API is at `api_url` (see the module docs).
-pub fn web_host(api_url: &str) -> String {
+fn web_host(api_url: &str) -> String {
     let Some((host, path)) = split_remote(api_url.trim()) else {
         return GITHUB.to_string();
     };

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use crate::github::Comment;
-use crate::protocol::record::{decode, Decoded, Record, Trust};
+use crate::protocol::record::{decode, Decoded, Record, ReplyRecord, Trust};
 
 use crate::protocol::command::{parse, Pending};
 
@@ -18,15 +18,25 @@ pub fn is_ignored_author(login: &str, kind: Option<&str>, me: &str) -> bool {
         || kind.is_some_and(|k| k.eq_ignore_ascii_case("bot"))
 }
 
-/// The ids of the command comments on `issue` that a trusted reply answers.
-pub fn answered(issue: u64, comments: &[Comment], trust: &Trust) -> HashSet<u64> {
+/// The reply records trusted authors wrote among `comments` of `issue`.
+fn trusted_replies<'a>(
+    issue: u64,
+    comments: &'a [Comment],
+    trust: &'a Trust,
+) -> impl Iterator<Item = ReplyRecord> + 'a {
     comments
         .iter()
         .filter(|c| trust.is_trusted(c.author()))
-        .filter_map(|c| match decode(c.text()) {
-            Decoded::Record(Record::Reply(r)) if r.issue == issue => Some(r.command_comment_id),
+        .filter_map(move |c| match decode(c.text()) {
+            Decoded::Record(Record::Reply(r)) if r.issue == issue => Some(r),
             _ => None,
         })
+}
+
+/// The ids of the command comments on `issue` that a trusted reply answers.
+pub fn answered(issue: u64, comments: &[Comment], trust: &Trust) -> HashSet<u64> {
+    trusted_replies(issue, comments, trust)
+        .map(|r| r.command_comment_id)
         .collect()
 }
 
@@ -37,18 +47,9 @@ pub fn refusals(
     comments: &[Comment],
     trust: &Trust,
 ) -> Vec<(String, chrono::DateTime<chrono::Utc>)> {
-    comments
-        .iter()
-        .filter(|c| trust.is_trusted(c.author()))
-        .filter_map(|c| match decode(c.text()) {
-            Decoded::Record(Record::Reply(r))
-                if r.issue == issue
-                    && r.answer == crate::protocol::record::Answer::NotPermitted =>
-            {
-                Some((r.author.to_ascii_lowercase(), r.replied_at))
-            }
-            _ => None,
-        })
+    trusted_replies(issue, comments, trust)
+        .filter(|r| r.answer == crate::protocol::record::Answer::NotPermitted)
+        .map(|r| (r.author.to_ascii_lowercase(), r.replied_at))
         .collect()
 }
 

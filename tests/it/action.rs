@@ -80,15 +80,17 @@ fn no_workflow_or_action_step_expands_an_expression_inside_a_shell_line() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn observe_step_of_a_hosts_runner_reports_and_ends_its_killed_runs_claim() {
-    let world = World::new().await;
-    // Given a Run on host h1 killed with kill -9
-    let issue = world.ready_issue("killed on h1");
-    let run = start_run(&world, "h1", issue, "sleep 30").await;
+/// Given a Run on host h1 killed with kill -9 (on a new issue titled `title`), when h1's
+/// `runner` uses the Action with command observe and reconcile, as observe.yml does: the issue,
+/// and what the Action's steps did, every one of which succeeded.
+async fn killed_run_then_observe_step(
+    world: &World,
+    runner: &Runner<'_>,
+    title: &str,
+) -> (u64, ActionRun) {
+    let issue = world.ready_issue(title);
+    let run = start_run(world, "h1", issue, "sleep 30").await;
     run.kill_all().await;
-    // When h1's runner uses the Action with command observe and reconcile, as observe.yml does
-    let runner = Runner::new(&world, "h1");
     let used = runner
         .run_action(&[
             ("command", "observe"),
@@ -96,10 +98,20 @@ async fn observe_step_of_a_hosts_runner_reports_and_ends_its_killed_runs_claim()
             ("host", "h1"),
         ])
         .await;
-    // Then every step succeeded, the binary came from the cache, and the Claim was ended
     for step in &used.steps {
         assert_eq!(step.code, Some(0), "{step:#?}");
     }
+    (issue, used)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_step_of_a_hosts_runner_reports_and_ends_its_killed_runs_claim() {
+    let world = World::new().await;
+    // Given a Run on host h1 killed with kill -9, when h1's runner uses the Action with command
+    // observe and reconcile, as observe.yml does
+    let runner = Runner::new(&world, "h1");
+    let (issue, used) = killed_run_then_observe_step(&world, &runner, "killed on h1").await;
+    // Then every step succeeded, the binary came from the cache, and the Claim was ended
     let build = used.step("Install the binary unless restored");
     assert!(build.stdout.starts_with("using the cached"), "{build:#?}");
     let ended = ends(&world, issue);
@@ -582,24 +594,12 @@ async fn a_failing_pass_is_an_error_annotation_and_a_dry_run_input_writes_nothin
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_step_hands_the_token_to_the_binary_alone() {
     let world = World::new().await;
-    // Given a killed Run's Claim for the host's observe to end
-    let issue = world.ready_issue("traced");
-    let run = start_run(&world, "h1", issue, "sleep 30").await;
-    run.kill_all().await;
-    // When h1's runner uses the Action with every step's processes traced
+    // Given a killed Run's Claim for the host's observe to end, when h1's runner uses the Action
+    // with every step's processes traced
     let mut runner = Runner::new(&world, "h1");
     let trace = world.dir.path().join("step.trace");
     runner.trace = Some(trace.clone());
-    let used = runner
-        .run_action(&[
-            ("command", "observe"),
-            ("reconcile", "true"),
-            ("host", "h1"),
-        ])
-        .await;
-    for step in &used.steps {
-        assert_eq!(step.code, Some(0), "{step:#?}");
-    }
+    let (issue, _) = killed_run_then_observe_step(&world, &runner, "traced").await;
     assert_eq!(
         ends(&world, issue).len(),
         1,

@@ -53,6 +53,36 @@ fn command_on(
     (process, p, write_record(logs, &repo, issue, &text))
 }
 
+/// A running Command of this host on a new `in-progress` issue, its worktree made as thirdshift
+/// makes one (beside a launch clone of `origin`, with work in progress there) and named by its
+/// Command log.
+struct Running {
+    issue: u64,
+    branch: String,
+    wt: PathBuf,
+    command: std::process::Child,
+    p: ProcessIdentity,
+    record: PathBuf,
+}
+
+fn running(world: &World, origin: &Origin, logs: &Path, title: &str) -> Running {
+    let repo = world.sim.repo_full_name();
+    let issue = world.sim.create_issue(BOT, title, "b", &[IN_PROGRESS]);
+    let branch = format!("issue-{issue}");
+    let launch = launch_clone(&world.dir.path().join("src"), &origin.bare, &repo);
+    let wt = thirdshift_worktree(&launch, &branch);
+    let (command, p, record) = command_on(world, logs, issue, &branch);
+    write_command_log(&record, &wt, &branch);
+    Running {
+        issue,
+        branch,
+        wt,
+        command,
+        p,
+        record,
+    }
+}
+
 /// Kills the Command's process group outright, as kill -9 of thirdshift would.
 fn kill(mut command: std::process::Child, p: ProcessIdentity) {
     unsafe { libc::kill(-(p.pid as i32), libc::SIGKILL) };
@@ -83,14 +113,15 @@ fn state_of(dir: &Path) -> (String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_worktree_line_naming_another_repositorys_checkout_leaves_it_untouched() {
     let (world, origin, logs, config) = world_with(6).await;
-    let repo = world.sim.repo_full_name();
-    let issue = world.sim.create_issue(BOT, "hostile", "b", &[IN_PROGRESS]);
-    let branch = format!("issue-{issue}");
     // Given a Command with its worktree as thirdshift made it, work in progress there
-    let launch = launch_clone(&world.dir.path().join("src"), &origin.bare, &repo);
-    let wt = thirdshift_worktree(&launch, &branch);
-    let (command, p, record) = command_on(&world, &logs, issue, &branch);
-    write_command_log(&record, &wt, &branch);
+    let Running {
+        issue,
+        branch,
+        wt,
+        command,
+        p,
+        record,
+    } = running(&world, &origin, &logs, "hostile");
     // and another repository's checkout on a branch of the same name, a secret uncommitted there
     let other = Origin::new();
     git(&other.work, &["switch", "--quiet", "-c", &branch]);
@@ -130,14 +161,15 @@ async fn an_agents_worktree_line_naming_another_repositorys_checkout_leaves_it_u
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_harness_that_switched_branch_in_its_commands_worktree_is_still_a_writer() {
     let (world, origin, logs, config) = world_with(8).await;
-    let repo = world.sim.repo_full_name();
-    let issue = world.sim.create_issue(BOT, "switched", "b", &[IN_PROGRESS]);
-    let branch = format!("issue-{issue}");
     // Given a Command and its Harness at work in its worktree
-    let launch = launch_clone(&world.dir.path().join("src"), &origin.bare, &repo);
-    let wt = thirdshift_worktree(&launch, &branch);
-    let (command, p, record) = command_on(&world, &logs, issue, &branch);
-    write_command_log(&record, &wt, &branch);
+    let Running {
+        issue,
+        branch,
+        wt,
+        command,
+        p,
+        ..
+    } = running(&world, &origin, &logs, "switched");
     let mut harness = harness_in(&wt);
     // and the agent switched the worktree to a branch of its own, as agents do
     git(&wt, &["switch", "--quiet", "-c", "scratch"]);

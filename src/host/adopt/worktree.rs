@@ -95,6 +95,19 @@ fn created(line: &str, issue: u64, branch: &str) -> Option<PathBuf> {
     Some(PathBuf::from(path)).filter(|p| p.is_absolute())
 }
 
+/// The worktree of thirdshift Command `adopted` of `repo`, from its Command log: `None` when the
+/// Command has no Issue branch (nothing to look for).
+pub fn of_command(adopted: &super::Adopted, repo: &RemoteRepo) -> Option<Named> {
+    let branch = adopted.claim.branch.as_deref()?;
+    let log = command_log(&adopted.path).unwrap_or_default();
+    let want = Expected {
+        repo,
+        issue: adopted.claim.issue,
+        branch,
+    };
+    Some(from_log(&log, &want))
+}
+
 /// `path` made real, when it is where thirdshift makes `want`'s worktree; else why not.
 fn believed(path: &Path, want: &Expected) -> Result<PathBuf, String> {
     let name = format!("{}-{}", want.repo.name(), want.branch);

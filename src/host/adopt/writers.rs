@@ -71,11 +71,6 @@ fn carries_marker(pid: u32) -> bool {
     })
 }
 
-/// The branch checked out in the git work tree holding `dir` (walking up to its `.git`), if any.
-pub fn branch_of(dir: &Path) -> Option<String> {
-    head_branch(&git_dir_of(dir)?)
-}
-
 /// The git folder of the work tree holding `dir`: its `.git`, or a linked worktree's own folder.
 pub(super) fn git_dir_of(dir: &Path) -> Option<PathBuf> {
     let git = dir
@@ -148,6 +143,7 @@ mod tests {
         let (main, wt) = (tmp.path().join("main"), tmp.path().join("wt"));
         let url = "https://github.com/acme/widgets.git";
         clone_with_worktree(&main, url, &wt, "issue-7");
+        let branch_of = |dir: &Path| head_branch(&git_dir_of(dir).unwrap());
         assert_eq!(branch_of(&wt).as_deref(), Some("issue-7"));
         assert_eq!(branch_of(&main).as_deref(), Some("main"));
         let since = Stat::read(std::process::id()).unwrap().start_ticks;
