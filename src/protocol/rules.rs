@@ -157,6 +157,36 @@ pub fn cancel_outcome(request: &CancelView) -> Outcome {
     }
 }
 
+/// How often at most an author without the role is told so in a reply; their other commands
+/// get a `-1` reaction only. A display and budget rule, deciding nothing about a Claim.
+pub const REFUSAL_REPLY_EVERY: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+
+/// At most this many authors' last refusals are kept in (and believed from) the view record.
+pub const REFUSALS_KEPT_MAX: usize = 200;
+
+/// The refusals (author in lower case, when) still within [`REFUSAL_REPLY_EVERY`] of `now`:
+/// none in the future (the registry's body is editable), the latest per author, at most
+/// [`REFUSALS_KEPT_MAX`] of them, the latest first kept.
+pub fn recent_refusals(
+    refusals: impl IntoIterator<Item = (String, chrono::DateTime<chrono::Utc>)>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> std::collections::BTreeMap<String, chrono::DateTime<chrono::Utc>> {
+    let mut latest = std::collections::BTreeMap::new();
+    for (author, at) in refusals {
+        if at <= now && now - at < REFUSAL_REPLY_EVERY {
+            let kept = latest.entry(author.to_ascii_lowercase()).or_insert(at);
+            *kept = (*kept).max(at);
+        }
+    }
+    if latest.len() > REFUSALS_KEPT_MAX {
+        let mut by_time: Vec<_> = latest.into_iter().collect();
+        by_time.sort_by_key(|(_, at)| std::cmp::Reverse(*at));
+        by_time.truncate(REFUSALS_KEPT_MAX);
+        latest = by_time.into_iter().collect();
+    }
+    latest
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,7 +44,9 @@ pub struct Snapshot {
     /// `/thirdshift` commands on these issues that no trusted reply answers yet, by comment id.
     pub commands: Vec<CommandView>,
     /// The latest trusted reply refusing a command for want of the role, by its author (lower
-    /// case), among the comments read: such an author gets one reply an hour, then reactions.
+    /// case), within the hour: among the comments read, and as the last view record kept them
+    /// (`RegistryPage::refusals`; a refusal on an issue no longer read still counts). Such an
+    /// author gets one reply an hour, then reactions.
     pub refusals: std::collections::BTreeMap<String, DateTime<Utc>>,
     /// How far a cached read listed the repository's comments, for the view record (so a pass
     /// with no cache reads only since then); `None` from a full read.
@@ -79,6 +81,18 @@ impl RegistryPage {
         let mut mark: ListingMark = serde_json::from_value(json).ok()?;
         mark.waiting.truncate(LISTING_WAITING_MAX);
         (mark.watermark <= now).then_some(mark)
+    }
+
+    /// The refusals the last view written keeps (`protocol::rules::recent_refusals` of them).
+    pub fn refusals(
+        &self,
+        now: DateTime<Utc>,
+    ) -> std::collections::BTreeMap<String, DateTime<Utc>> {
+        let kept = self.view.as_ref().and_then(|v| v.get("refusals")).cloned();
+        let kept: std::collections::BTreeMap<String, DateTime<Utc>> = kept
+            .and_then(|k| serde_json::from_value(k).ok())
+            .unwrap_or_default();
+        crate::protocol::rules::recent_refusals(kept, now)
     }
 }
 

@@ -104,9 +104,14 @@ pub(super) async fn registry_with(
 ) -> anyhow::Result<Snapshot> {
     let mut pages = pages;
     let registry = crate::store::registry::find_issue_with(ctx, pages.as_deref_mut()).await?;
+    let page = registry.as_ref().map(registry_page);
     let mut snapshot = Snapshot {
         registry_issue: registry.as_ref().map(|i| i.number),
-        registry_page: registry.as_ref().map(registry_page),
+        refusals: page
+            .as_ref()
+            .map(|p| p.refusals(chrono::Utc::now()))
+            .unwrap_or_default(),
+        registry_page: page,
         ..Snapshot::default()
     };
     if let Some(issue) = registry {

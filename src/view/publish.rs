@@ -1,6 +1,7 @@
 //! Writing the live view after a pass (IO): the dashboard goes into the registry issue's body
 //! with one `PATCH`, only when its text changed (the hash in the view record says so), and to
-//! `$GITHUB_STEP_SUMMARY` when that is set. With no registry issue yet (no host has observed)
+//! `$GITHUB_STEP_SUMMARY` when that is set; also when only the last hour's refusals it keeps
+//! changed (`record::Refusals`). With no registry issue yet (no host has observed)
 //! there is nowhere to write and nothing is created. A failed write is retried by the next pass.
 
 use std::io::Write as _;
@@ -63,14 +64,17 @@ pub async fn publish(
         .registry_page
         .as_ref()
         .and_then(|p| p.view.as_ref());
-    if record::last_hash(last) == Some(record::content_hash(&text).as_str()) {
+    let refusals = refusals(snapshot, plan, chrono::Utc::now());
+    if record::last_hash(last) == Some(record::content_hash(&text).as_str())
+        && !record::refusals_changed(last, &refusals)
+    {
         return Ok(Published::Unchanged { issue });
     }
     // A full read lists nothing: the mark the last view holds stays as true as it was
     let kept = snapshot.registry_page.as_ref();
     let listing =
         (snapshot.listing.clone()).or_else(|| kept.and_then(|p| p.listing(chrono::Utc::now())));
-    let body = record::body(&text, &view.recoveries, listing.as_ref());
+    let body = record::body(&text, &view.recoveries, listing.as_ref(), &refusals);
     if let Some(why) = crate::protocol::record::write_refusal(&body) {
         anyhow::bail!("the dashboard is not written into registry issue #{issue}: {why}");
     }
@@ -80,6 +84,25 @@ pub async fn publish(
         .with_context(|| format!("writing the dashboard into registry issue #{issue}"))?;
     tracing::info!(issue, runs = view.runs.len(), "dashboard written");
     Ok(Published::Written { issue })
+}
+
+/// The refusals the view record keeps: the snapshot's (read, and kept by the last view) and the
+/// replies refusing a command for want of the role this pass's plan posted, within the hour.
+fn refusals(
+    snapshot: &Snapshot,
+    plan: &Plan,
+    now: chrono::DateTime<chrono::Utc>,
+) -> record::Refusals {
+    let posted = plan.actions.iter().filter_map(|a| match a {
+        crate::reconcile::Action::PostReply { reply, .. }
+            if reply.answer == crate::protocol::record::Answer::NotPermitted =>
+        {
+            Some((reply.author.clone(), reply.replied_at))
+        }
+        _ => None,
+    });
+    let read = snapshot.refusals.iter().map(|(a, at)| (a.clone(), *at));
+    crate::protocol::rules::recent_refusals(read.chain(posted), now)
 }
 
 /// Appends the dashboard to the Action's step summary, when running in one.

@@ -2,7 +2,9 @@
 //! registry (so hosts find it again), holds a hash of the dashboard's text so a pass can tell an
 //! unchanged view without comparing bodies GitHub may have normalised, keeps the last
 //! recoveries (their issues leave the snapshot once ended), and the listing mark of the pass
-//! that wrote it (so a pass with no cache lists comments only since then). It does no IO.
+//! that wrote it (so a pass with no cache lists comments only since then), and the last hour's
+//! refusals of commands for want of the role, by author (so one reply an hour holds across
+//! issues a pass no longer reads). It does no IO.
 
 use serde_json::json;
 
@@ -21,11 +23,24 @@ pub fn last_hash(view: Option<&serde_json::Value>) -> Option<&str> {
     view?.get("content_hash")?.as_str()
 }
 
+/// The last refusal of each author's command for want of the role, within the hour.
+pub type Refusals = std::collections::BTreeMap<String, chrono::DateTime<chrono::Utc>>;
+
+/// Whether the view record `last` keeps other refusals than `refusals`.
+pub fn refusals_changed(last: Option<&serde_json::Value>, refusals: &Refusals) -> bool {
+    let kept = last.and_then(|v| v.get("refusals")).cloned();
+    let kept: Refusals = kept
+        .and_then(|k| serde_json::from_value(k).ok())
+        .unwrap_or_default();
+    &kept != refusals
+}
+
 /// The registry issue's whole body: the dashboard, a blank line, the hidden record line.
 pub fn body(
     markdown: &str,
     recoveries: &[Recovery],
     listing: Option<&crate::snapshot::ListingMark>,
+    refusals: &Refusals,
 ) -> String {
     let mut record = json!({
         "registry": true,
@@ -34,6 +49,9 @@ pub fn body(
     });
     if let Some(listing) = listing {
         record["listing"] = json!(listing);
+    }
+    if !refusals.is_empty() {
+        record["refusals"] = json!(refusals);
     }
     format!("{}\n\n{}", markdown.trim_end(), encode(Kind::View, &record))
 }
@@ -57,7 +75,12 @@ mod tests {
             forced_by: None,
         };
         // when its body is written and read back
-        let text = body("# Runs\n\n| a | b |\n", std::slice::from_ref(&r), None);
+        let text = body(
+            "# Runs\n\n| a | b |\n",
+            std::slice::from_ref(&r),
+            None,
+            &Refusals::new(),
+        );
         let Decoded::Record(Record::Other { kind, json }) = decode(&text) else {
             panic!("{text}");
         };

@@ -726,3 +726,41 @@ async fn a_readers_twenty_commands_get_one_reply_and_cost_a_bounded_budget() {
     );
     assert!(cost <= 40, "the reader's 20 commands cost {cost} requests");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_told_on_one_issue_is_not_told_again_within_the_hour_on_another() {
+    let world = world().await;
+    world
+        .sim
+        .add_user("mallory", "mallory-token", Permission::Read);
+    // Given a registry issue (a host observed) and a reader refused by a reply on #one
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (one, two) = (world.ready_issue("one"), world.ready_issue("two"));
+    say(&world, one, "mallory", "/thirdshift status");
+    world.reconcile_ok("ci").await;
+    // and passes since, which no longer read #one (its command is answered)
+    world.reconcile_ok("ci").await;
+    world.reconcile_ok("ci").await;
+    // When the reader writes a command on #two, seen by a cached pass and by a cold one
+    let second = say(&world, two, "mallory", "/thirdshift status");
+    world.reconcile_ok("ci").await;
+    world.reconcile_ok("cold").await;
+    // Then the reader was told once in all, and the second command got a `-1` reaction only
+    let replies: Vec<ReplyRecord> = [one, two]
+        .iter()
+        .flat_map(|n| world.records(*n))
+        .filter_map(|r| match r {
+            Record::Reply(r) if r.author == "mallory" => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replies.len(), 1, "{replies:#?}");
+    assert_eq!(replies[0].issue, one);
+    let reacted = world.sim.requests().iter().any(|r| {
+        r.method == "POST"
+            && r.route.ends_with("/reactions")
+            && r.path.contains(&second.to_string())
+    });
+    assert!(reacted, "the second command has its -1");
+}

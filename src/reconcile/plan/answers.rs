@@ -14,6 +14,7 @@
 
 use crate::protocol::command::{Command, Parsed, Recover};
 use crate::protocol::record::{Answer, CancelRecord, ClaimView, ReplyRecord, Verdict};
+use crate::protocol::rules::REFUSAL_REPLY_EVERY;
 use crate::snapshot::{CommandView, IssueSnapshot};
 use crate::text::evidence;
 use crate::text::reasons::recovered_reason;
@@ -38,10 +39,6 @@ impl Reply {
         }
     }
 }
-
-/// How often at most an author without the role is told so in a reply; their other commands
-/// get a `-1` reaction only. A display and budget rule, deciding nothing about a Claim.
-pub const REFUSAL_REPLY_EVERY: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
 /// The request id of the cancel record a command posts: derived from the command comment, so
 /// handling the command again finds the same request instead of posting another.
