@@ -49,5 +49,5 @@ unpinned="$(grep -nE '^[[:space:]-]*uses:[[:space:]]*[^.[:space:]][^@[:space:]]*
   grep -vE '@[0-9a-f]{40}([[:space:]]|$)' || true)"
 [[ -z "$unpinned" ]] || { echo "lint-actions: uses: not pinned to a commit SHA:" >&2; echo "$unpinned" >&2; exit 1; }
 echo "uses: every action pinned to a commit SHA"
-shellcheck scripts/action/*.sh scripts/release/*.sh .ci/*.sh .ci/run .ci/test
+shellcheck examples/*.sh scripts/action/*.sh scripts/release/*.sh .ci/*.sh .ci/run .ci/test
 echo "shellcheck: clean"

@@ -46,6 +46,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     let local = active_local(ctx);
     let extra: Vec<u64> = local.iter().map(|c| c.record.issue).collect();
     let snapshot = crate::snapshot::read_any(ctx, &extra).await?;
+    crate::snapshot::warn_untrusted(&snapshot, &ctx.me);
     let claims = claims_to_judge(ctx, &snapshot, &local)?;
     let (claims, cancels) = crate::observe::cancel::carry_out(ctx, &snapshot, claims).await?;
     let adopted = adopted(ctx);

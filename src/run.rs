@@ -25,12 +25,12 @@ use crate::exit;
 use crate::github::{APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR, TOKEN_VARS};
 use crate::host::process::{session_members, signal_session};
 use crate::host::ProcessIdentity;
-use crate::observe::ending::{Ending, Released};
+use crate::observe::ending::Ending;
 use crate::protocol::config::{Forward, StopPolicy};
 use crate::protocol::record::Outcome;
 use crate::run::stage::{stage, StageUpdate};
 use claim::{take, ClaimRequest, Held, STAGE_RUNNING};
-use release::release;
+use release::{end_own, not_started, say};
 
 /// How CMD's life ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,13 +48,19 @@ pub async fn run(
     req: &ClaimRequest,
     cmd: &[String],
     companion: &crate::run::companion::Launch,
+    quiet: bool,
 ) -> anyhow::Result<i32> {
     let held = take(ctx, req).await?;
+    let (issue, claim_id) = (held.record.issue, &held.record.claim_id);
+    say(
+        quiet,
+        &crate::text::reasons::run_holds(issue, claim_id, &held.comment_url),
+    );
     crate::run::companion::start(ctx, companion, &held.record.claim_id);
     let mut signals = Signals::install()?;
     let mut child = match spawn(ctx, &held, cmd) {
         Ok(child) => child,
-        Err(e) => return not_started(ctx, &held, &e).await,
+        Err(e) => return not_started(ctx, &held, &e, quiet).await,
     };
     let sid = child
         .id()
@@ -81,59 +87,8 @@ pub async fn run(
         ending.kept =
             crate::observe::salvage::own_run(ctx, &held.record.claim_id, sid, reason).await?;
     }
-    end_own(ctx, &held.record.claim_id, &ending).await?;
+    end_own(ctx, &held, &ending, quiet).await?;
     Ok(code)
-}
-
-/// Ends this host's Run's Claim with `ending`, kept in its local record first. When GitHub
-/// refuses the end write for longer than its retries last, the Claim is left to this host's
-/// `observe`: its report carries the kept outcome, and reconcile ends the Claim with it (a
-/// `done` stays done). Fails only when the outcome could not be kept either.
-async fn end_own(ctx: &Ctx, claim_id: &str, ending: &Ending) -> anyhow::Result<()> {
-    let kept = ctx
-        .state
-        .update(claim_id, |l| l.finished = Some(ending.clone()));
-    ctx.client.spend_reserve();
-    match release(ctx, claim_id, ending).await {
-        Ok(Released::AlreadyEnded { outcome, by }) => {
-            tracing::warn!(%outcome, %by, kept = ?ending.kept, "the Claim was already ended");
-            Ok(())
-        }
-        Ok(Released::Ended) => Ok(()),
-        Err(e) if kept.is_ok() => {
-            eprintln!(
-                "thirdshift-reconciler: {}",
-                crate::text::reasons::end_left_to_observe(claim_id, ending.outcome, &e)
-            );
-            Ok(())
-        }
-        Err(e) => Err(e.context(format!(
-            "the Run's outcome ({}) could not be kept locally either",
-            ending.outcome
-        ))),
-    }
-}
-
-/// Ends the Claim of a Run whose command could not be started (`err`) as `failed`, its labels
-/// back as the Claim found them; the Run exits [`exit::run::NOT_STARTED`].
-async fn not_started(ctx: &Ctx, held: &Held, err: &anyhow::Error) -> anyhow::Result<i32> {
-    let claim_id = &held.record.claim_id;
-    let _ = std::fs::remove_dir_all(broker::folder(ctx.state.root(), claim_id));
-    let ending = Ending {
-        outcome: Outcome::Failed,
-        reason: crate::text::reasons::not_started_reason(&format!("{err:#}")),
-        exit_code: None,
-        signal: None,
-        kept: None,
-        started: false,
-    };
-    end_own(ctx, claim_id, &ending).await?;
-    eprintln!(
-        "thirdshift-reconciler: {}; claim {claim_id} on #{} ended failed, its labels back as \
-         the Claim found them",
-        ending.reason, held.record.issue
-    );
-    Ok(exit::run::NOT_STARTED)
 }
 
 /// The reason for the salvage commit of a Run that ended this way, when its worktree is

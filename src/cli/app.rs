@@ -32,7 +32,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 exe: std::env::current_exe().map_err(|e| crate::exit::for_run(e.into()))?,
                 config: g.config.clone(),
             };
-            crate::run::run(&ctx, &req, &a.cmd, &companion)
+            crate::run::run(&ctx, &req, &a.cmd, &companion, g.quiet)
                 .await
                 .map_err(crate::exit::for_run)
         }
@@ -188,7 +188,7 @@ async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
     // A Run's own end may use the budget kept in reserve.
     ctx.client.spend_reserve();
     match release(&ctx, &a.claim, &ending).await? {
-        Released::Ended => println!("claim {} ended: {}", a.claim, outcome.as_str()),
+        Released::Ended { .. } => println!("claim {} ended: {}", a.claim, outcome.as_str()),
         Released::AlreadyEnded { outcome, by } => {
             println!(
                 "claim {} was already ended ({}) by @{by}",

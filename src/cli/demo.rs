@@ -1,9 +1,11 @@
 //! `demo`: the whole story on the built-in emulator, with no token and no network. Two simulated
 //! hosts (own names and state folders, one machine) race for an issue and one Run wins; then a
-//! Run on each host works, one is killed with SIGKILL, each host observes its Claims, reconcile
-//! ends the dead Run's Claim on that evidence and relabels the issue, and the live Run is left
-//! alone. Every Run, observe and reconcile is a real child process of this binary talking HTTP
-//! to the emulator. It asserts nothing: the tests do.
+//! Run on each host works, one is killed with SIGKILL, and its companion (the small process each
+//! Run leaves) ends its Claim within seconds through its host's `observe` and a reconcile pass on
+//! that evidence (with companions off, the demo runs those passes itself and says so); the live
+//! Run is left alone. It prints what happened, read back from the emulator, never what should
+//! have. Every Run, observe and reconcile is a real child process of this binary talking HTTP to
+//! the emulator. It asserts nothing: the tests do.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -128,41 +130,75 @@ impl Demo<'_> {
         let steady = self
             .sim
             .create_issue(BOT, "Upgrade the database", "", &[READY]);
-        println!("2. A Run on alpha takes #{doomed}, a Run on beta takes #{steady}; both work.");
+        println!(
+            "2. A Run on alpha takes #{doomed}, a Run on beta takes #{steady}; both work. Each Run \
+             leaves a companion: a small process that waits for its Run to end."
+        );
         let mut victim = self.spawn_run("alpha", doomed, "sleep 120")?;
         let mut survivor = self.spawn_run("beta", steady, "sleep 120")?;
         let sid = self.wait_for_session(doomed).await?;
         self.wait_for_session(steady).await?;
         self.show_claims(&[doomed, steady]);
         println!(
-            "3. alpha's Run is killed outright: SIGKILL to the Run and its command's session."
+            "3. alpha's Run is killed outright: SIGKILL to the Run and its command's session. \
+             It writes no end record; #{doomed} is in-progress with nobody on it."
         );
         victim.start_kill()?;
         victim.wait().await?;
         signal_session(sid, libc::SIGKILL);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        println!(
-            "   #{doomed} still says in-progress: {:?}\n",
-            self.labels(doomed)
-        );
-        println!("4. Each host observes its own Claims and reports the evidence:");
-        self.pass("alpha", &["observe"]).await?;
-        self.pass("beta", &["observe"]).await?;
-        println!("\n5. reconcile ends the Claim proven dead, and only that one:");
-        self.pass("alpha", &["reconcile"]).await?;
-        println!();
+        let killed = std::time::Instant::now();
+        if self.wait_for_end(doomed, Duration::from_secs(30)).await {
+            println!(
+                "\n4. alpha's companion saw its Run die and ran alpha's observe (the evidence: \
+                 the Run's process is gone, same PID, start time and boot) and a reconcile pass, \
+                 which ended the Claim {:.1} s after the kill:\n",
+                killed.elapsed().as_secs_f64()
+            );
+        } else {
+            println!(
+                "\n4. No companion ended it (THIRDSHIFT_COMPANION=off?): alpha observes its \
+                 Claims and reports the evidence, and reconcile ends the Claim proven dead:"
+            );
+            self.pass("alpha", &["observe"]).await?;
+            self.pass("alpha", &["reconcile"]).await?;
+            println!();
+        }
         self.show(doomed);
         println!(
-            "   #{steady} (the live Run on beta) is untouched: {:?}",
+            "5. Both hosts observe and a reconcile pass runs: beta's live Run is reported alive, \
+             so nothing else is ended."
+        );
+        self.pass("alpha", &["observe"]).await?;
+        self.pass("beta", &["observe"]).await?;
+        self.pass("alpha", &["reconcile"]).await?;
+        println!(
+            "   #{steady}, the live Run's issue, keeps its Claim: labels {:?}",
             self.labels(steady)
         );
         survivor.start_kill()?;
         survivor.wait().await?;
         println!(
-            "\nThe killed Run's issue is Ready again, with an end record naming the evidence;"
+            "\nThe killed Run's Claim was ended on the evidence its own host recorded, never on a \
+             timer, and its end record says so; the live Run kept its Claim."
         );
-        println!("nothing was ended on a timer, and the live Run kept its Claim.");
         Ok(())
+    }
+
+    /// Waits up to `limit` for an end record on `issue`; whether one came.
+    async fn wait_for_end(&self, issue: u64, limit: Duration) -> bool {
+        let started = std::time::Instant::now();
+        while started.elapsed() < limit {
+            let ended = self
+                .sim
+                .comments(issue)
+                .iter()
+                .any(|c| matches!(decode(&c.body), Decoded::Record(Record::End(_))));
+            if ended {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        false
     }
 
     /// Waits until the Run on `issue` recorded its command's session; returns the session id.
@@ -213,18 +249,47 @@ impl Demo<'_> {
             let first = c.body.lines().next().unwrap_or("");
             println!("     comment {} by @{}: {}", c.id, c.author, short(first));
             if let Decoded::Record(Record::End(e)) = decode(&c.body) {
-                println!("       evidence: {}", short(&e.reason));
+                for line in wrapped(&format!("evidence: {}", e.reason), 92) {
+                    println!("       {line}");
+                }
             }
         }
         println!("     labels now: {:?}\n", self.labels(issue));
     }
 }
 
+/// `s` in lines of at most `width` characters, broken only between words.
+fn wrapped(s: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in s.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
+}
+
+/// `s` on one line, at most 110 characters, cut only between words (`…` marks a cut).
 fn short(s: &str) -> String {
     let s = s.trim();
-    if s.chars().count() > 110 {
-        format!("{}…", s.chars().take(110).collect::<String>())
-    } else {
-        s.to_string()
+    if s.chars().count() <= 110 {
+        return s.to_string();
     }
+    let mut out = String::new();
+    for word in s.split_whitespace() {
+        if out.chars().count() + word.chars().count() + 1 > 110 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    format!("{out} …")
 }

@@ -259,7 +259,7 @@ async fn carry_out_one(
     let actor = format!("observe@{}", ctx.host.host);
     let (n, id) = (claim.issue, claim.claim_id.as_str());
     Ok(match end_claim(ctx, n, id, &actor, &ending).await? {
-        Released::Ended => {
+        Released::Ended { .. } => {
             keep_first_end(ctx, n, id).await?;
             CarryResult::Ended {
                 how,

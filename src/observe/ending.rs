@@ -29,8 +29,8 @@ pub type Ending = crate::protocol::record::RunEnding;
 /// What `release` did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Released {
-    /// We posted the end record (and set labels if we owned the issue).
-    Ended,
+    /// We posted the end record (and set labels if we owned the issue); its address.
+    Ended { url: String },
     /// Someone had already ended it: nothing done.
     AlreadyEnded { outcome: Outcome, by: String },
 }
@@ -99,7 +99,7 @@ pub async fn end_claim(
         hand_off(&mut end, record);
     }
     end.ended_at = Utc::now();
-    post_record(ctx, n, claim_id, Kind::End, &end.to_comment()).await?;
+    let posted = post_record(ctx, n, claim_id, Kind::End, &end.to_comment()).await?;
     if owner {
         for label in &list {
             ctx.client.add_label(n, label).await?;
@@ -118,7 +118,9 @@ pub async fn end_claim(
         outcome = ending.outcome.as_str(),
         "claim ended"
     );
-    Ok(Released::Ended)
+    Ok(Released::Ended {
+        url: posted.html_url,
+    })
 }
 
 /// What origin holds of the Run's Issue branch, read the way reconcile reads it before choosing

@@ -27,6 +27,7 @@ pub async fn pass(ctx: &Ctx) -> anyhow::Result<PassReport> {
         now: Utc::now(),
     };
     let (snapshot, plan) = read_and_plan(ctx, &input).await?;
+    crate::snapshot::warn_untrusted(&snapshot, &ctx.me);
     let applied = apply::apply(ctx, &plan.actions, &snapshot).await;
     for f in &plan.findings {
         tracing::info!(issue = f.issue, claim = ?f.claim_id, health = ?f.health, "{}", f.note);

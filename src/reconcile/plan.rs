@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 
 use crate::protocol::config::Config;
 use crate::protocol::record::{
-    CancelRecord, ClaimVerdict, ClaimView, EndRecord, Outcome, ProblemKind, ReplyRecord, Verdict,
+    CancelRecord, ClaimView, EndRecord, Outcome, ProblemKind, ReplyRecord, Verdict,
 };
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
@@ -91,7 +91,11 @@ pub enum Health {
     Alive,
     /// The Run's first process died but these processes of it still run.
     WritersAlive { pids: Vec<u32> },
-    /// The owning host has not reported on this Claim since it was taken.
+    /// The Claim was taken after its host's last report, within one of its refresh intervals:
+    /// the host has not had its turn to report on it yet. Nothing is awaited of a person.
+    Starting,
+    /// The owning host has reported since the Claim was taken without naming it, or has not
+    /// reported for a refresh interval since.
     AwaitingHost,
     /// A host report with the Claim's host name comes from another machine: not evidence.
     HostMismatch,
@@ -180,17 +184,6 @@ struct Planner<'a> {
     input: &'a PlanInput,
 }
 
-/// What the owning host's report says about a Claim.
-enum Evidence<'a> {
-    /// No report from the host, or none that names this Claim.
-    Missing,
-    /// The report under the Claim's host name comes from another machine.
-    OtherMachine {
-        machine_id: &'a str,
-    },
-    Verdict(&'a ClaimVerdict),
-}
-
 impl Planner<'_> {
     /// Everything decided about one issue; its actions go to `s`.
     fn plan_issue(&self, issue: &IssueSnapshot, s: &mut Steps) -> Vec<Finding> {
@@ -229,6 +222,9 @@ impl Planner<'_> {
         let claim = &owner.record;
         let (host, id) = (&claim.host, &claim.claim_id);
         let (health, note) = match self.evidence(owner) {
+            Evidence::Missing if self.starting(claim) => {
+                (Health::Starting, evidence::starting(host, id))
+            }
             Evidence::Missing => (Health::AwaitingHost, evidence::not_reported(host, id)),
             Evidence::OtherMachine { machine_id } => (
                 Health::HostMismatch,
@@ -250,25 +246,6 @@ impl Planner<'_> {
             },
         };
         claim_finding(owner, health, note)
-    }
-
-    /// The verdict of the Claim's own host (same host name and machine id), if any.
-    fn evidence(&self, owner: &ClaimView) -> Evidence<'_> {
-        let claim = &owner.record;
-        let Some(view) = self.snapshot.report_of(&claim.host, &claim.machine_id) else {
-            return match self.snapshot.report_for(&claim.host) {
-                None => Evidence::Missing,
-                Some(other) => Evidence::OtherMachine {
-                    machine_id: &other.report.machine_id,
-                },
-            };
-        };
-        let report = &view.report;
-        report
-            .claims
-            .iter()
-            .find(|v| v.claim_id == claim.claim_id && v.issue == claim.issue)
-            .map_or(Evidence::Missing, Evidence::Verdict)
     }
 
     /// Rule 2: a later active claim while an earlier one owns the issue is ended, labels untouched.
@@ -382,9 +359,11 @@ fn claim_finding(claim: &ClaimView, health: Health, note: String) -> Finding {
 
 mod adopted;
 mod answers;
+mod owner_evidence;
 mod recover;
 mod steps;
 
+use owner_evidence::Evidence;
 use steps::Steps;
 #[cfg(test)]
 mod tests;

@@ -43,6 +43,8 @@ pub struct ClaimRequest {
 #[derive(Clone, Debug)]
 pub struct Held {
     pub comment_id: u64,
+    /// The claim comment's address on GitHub, for people.
+    pub comment_url: String,
     pub record: ClaimRecord,
     /// Set when the issue's latest end record is a Continuation: what this Run resumes.
     pub resume: Option<Continuation>,
@@ -113,6 +115,7 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
     tracing::info!(issue = n, claim = %claim_id, comment = posted.id, "claim won");
     Ok(Held {
         comment_id: posted.id,
+        comment_url: posted.html_url,
         record,
         resume,
     })

@@ -51,6 +51,43 @@ pub struct Snapshot {
     /// How far a cached read listed the repository's comments, for the view record (so a pass
     /// with no cache reads only since then); `None` from a full read.
     pub listing: Option<ListingMark>,
+    /// Records outside the issues read, ignored for their author (registry issues, host
+    /// reports), by login in lower case: see [`Snapshot::untrusted`].
+    pub untrusted_outside_issues: Untrusted,
+}
+
+/// How many records were ignored for their author, by login in lower case.
+pub type Untrusted = std::collections::BTreeMap<String, usize>;
+
+/// Says once per pass, for each login whose records the read ignored, how many and the config
+/// line that would trust it (a warning: a pass reading as the wrong identity sees no Runs).
+pub fn warn_untrusted(snapshot: &Snapshot, me: &str) {
+    for (login, count) in snapshot.untrusted() {
+        tracing::warn!(
+            "{}",
+            crate::text::trust::untrusted_records(&login, count, me)
+        );
+    }
+}
+
+impl Snapshot {
+    /// Every record this read ignored because its author is not trusted, counted by login:
+    /// claim, end, cancel and reply records on the issues read, host reports and registry
+    /// issues. A login listed here may be a host writing as another identity, or a stranger.
+    pub fn untrusted(&self) -> Untrusted {
+        let mut by = self.untrusted_outside_issues.clone();
+        for issue in &self.issues {
+            for p in &issue.ownership.problems {
+                if matches!(
+                    p.kind,
+                    crate::protocol::record::ProblemKind::Untrusted { .. }
+                ) {
+                    *by.entry(p.author.to_ascii_lowercase()).or_default() += 1;
+                }
+            }
+        }
+        by
+    }
 }
 
 /// How far the repository's comments were listed: the watermark, and the issues outside the

@@ -103,8 +103,14 @@ pub(super) async fn registry_with(
     pages: Option<&mut crate::github::PageCache>,
 ) -> anyhow::Result<Snapshot> {
     let mut pages = pages;
-    let registry = crate::store::registry::find_issue_with(ctx, pages.as_deref_mut()).await?;
+    let found = crate::store::registry::find_issue_with(ctx, pages.as_deref_mut()).await?;
+    let registry = found.issue;
     let page = registry.as_ref().map(registry_page);
+    let mut untrusted = crate::snapshot::Untrusted::new();
+    for other in &found.untrusted {
+        let author = other.user.as_ref().map(|u| u.login.as_str()).unwrap_or("");
+        *untrusted.entry(author.to_ascii_lowercase()).or_default() += 1;
+    }
     let mut snapshot = Snapshot {
         registry_issue: registry.as_ref().map(|i| i.number),
         refusals: page
@@ -112,6 +118,7 @@ pub(super) async fn registry_with(
             .map(|p| p.refusals(chrono::Utc::now()))
             .unwrap_or_default(),
         registry_page: page,
+        untrusted_outside_issues: untrusted,
         ..Snapshot::default()
     };
     if let Some(issue) = registry {
@@ -120,7 +127,8 @@ pub(super) async fn registry_with(
             Some(p) => ctx.client.list_issue_comments_conditional(n, p).await?,
             None => ctx.client.list_issue_comments(n).await?,
         };
-        (snapshot.reports, snapshot.duplicate_reports) = reports(ctx, &comments);
+        (snapshot.reports, snapshot.duplicate_reports) =
+            reports(ctx, &comments, &mut snapshot.untrusted_outside_issues);
         let waiting = crate::snapshot::pending::pending(n, &comments, &ctx.trust, &ctx.me);
         if !waiting.is_empty() {
             add_issue_with(ctx, &mut snapshot, issue, &comments);
@@ -325,7 +333,12 @@ fn issue_snapshot(ctx: &Ctx, issue: Issue, comments: &[Comment]) -> IssueSnapsho
 }
 
 /// The first trusted report of each host (name and machine), and the ids of later duplicates.
-fn reports(ctx: &Ctx, comments: &[Comment]) -> (Vec<ReportView>, Vec<u64>) {
+/// Reports by an author not trusted are counted in `untrusted`.
+fn reports(
+    ctx: &Ctx,
+    comments: &[Comment],
+    untrusted: &mut crate::snapshot::Untrusted,
+) -> (Vec<ReportView>, Vec<u64>) {
     let mut firsts: Vec<ReportView> = Vec::new();
     let mut duplicates = Vec::new();
     let mut sorted: Vec<&Comment> = comments.iter().collect();
@@ -335,11 +348,9 @@ fn reports(ctx: &Ctx, comments: &[Comment]) -> (Vec<ReportView>, Vec<u64>) {
             continue;
         };
         if !ctx.trust.is_trusted(c.author()) {
-            tracing::warn!(
-                comment = c.id,
-                author = c.author(),
-                "host report from an untrusted author, ignored"
-            );
+            *untrusted
+                .entry(c.author().to_ascii_lowercase())
+                .or_default() += 1;
             continue;
         }
         let same = |r: &ReportView| {

@@ -14,17 +14,28 @@ use crate::protocol::record::{decode, encode, Decoded, Kind, Record};
 /// The label that lets hosts find the registry issue without reading every issue.
 pub const REGISTRY_LABEL: &str = "thirdshift-registry";
 
-/// Whether `issue` is a registry issue written by someone we trust.
-fn is_registry(ctx: &Ctx, issue: &Issue) -> bool {
-    let author = issue.user.as_ref().map(|u| u.login.as_str()).unwrap_or("");
-    let marked = matches!(
+/// Whether `issue` carries the registry's view record (by whoever wrote it).
+fn is_marked(issue: &Issue) -> bool {
+    matches!(
         decode(issue.body.as_deref().unwrap_or("")),
         Decoded::Record(Record::Other {
             kind: Kind::View,
             ..
         })
-    );
-    marked && ctx.trust.is_trusted(author)
+    )
+}
+
+fn author(issue: &Issue) -> &str {
+    issue.user.as_ref().map(|u| u.login.as_str()).unwrap_or("")
+}
+
+/// The open registry issues found: by a trusted author (the lowest number is the registry), and
+/// by anyone else (never used, never written; reported, so a login that should be trusted is
+/// named, and no second registry is made beside one).
+#[derive(Debug, Default)]
+pub struct Found {
+    pub issue: Option<Issue>,
+    pub untrusted: Vec<Issue>,
 }
 
 /// The registry issue's number, if there is one (never creates it).
@@ -32,37 +43,36 @@ pub async fn find(ctx: &Ctx) -> anyhow::Result<Option<u64>> {
     if let Some(n) = ctx.config.registry_issue {
         return Ok(Some(n));
     }
-    Ok(registries(ctx, None).await?.first().map(|i| i.number))
+    Ok(registries(ctx, None).await?.issue.map(|i| i.number))
 }
 
-/// The registry issue itself, body included (the live view's last state), if there is one.
-/// A pinned registry issue costs one read; a found one none beyond the search.
-pub async fn find_issue(ctx: &Ctx) -> anyhow::Result<Option<Issue>> {
-    find_issue_with(ctx, None).await
-}
-
-/// [`find_issue`], the search read conditionally through `pages` when given (a 304, free of
+/// The registry issue itself, body included (the live view's last state), if there is one, and
+/// the registry issues by authors not trusted. A pinned registry issue costs one read; a found
+/// one none beyond the search, read conditionally through `pages` when given (a 304, free of
 /// rate budget, when no registry issue changed: an idle pass's case).
 pub async fn find_issue_with(
     ctx: &Ctx,
     pages: Option<&mut crate::github::PageCache>,
-) -> anyhow::Result<Option<Issue>> {
+) -> anyhow::Result<Found> {
     if let Some(n) = ctx.config.registry_issue {
         let issue = ctx.client.get_issue(n).await;
         return match issue {
-            Ok(i) => Ok(Some(i)),
-            Err(e) if e.status() == Some(404) || e.status() == Some(410) => Ok(None),
+            Ok(i) => Ok(Found {
+                issue: Some(i),
+                untrusted: Vec::new(),
+            }),
+            Err(e) if e.status() == Some(404) || e.status() == Some(410) => Ok(Found::default()),
             Err(e) => Err(e).context("reading the registry issue"),
         };
     }
-    Ok(registries(ctx, pages).await?.into_iter().next())
+    registries(ctx, pages).await
 }
 
-/// The trusted registry issues, lowest number first.
+/// The open registry issues, lowest number first: the first trusted one, and the untrusted ones.
 async fn registries(
     ctx: &Ctx,
     pages: Option<&mut crate::github::PageCache>,
-) -> anyhow::Result<Vec<Issue>> {
+) -> anyhow::Result<Found> {
     let listed = match pages {
         Some(p) => {
             let c = &ctx.client;
@@ -72,15 +82,31 @@ async fn registries(
         None => ctx.client.list_issues("open", Some(REGISTRY_LABEL)).await,
     };
     let mut issues = listed.context("looking for the registry issue")?;
-    issues.retain(|i| is_registry(ctx, i));
+    issues.retain(is_marked);
     issues.sort_by_key(|i| i.number);
-    Ok(issues)
+    let (trusted, untrusted) = issues
+        .into_iter()
+        .partition::<Vec<_>, _>(|i| ctx.trust.is_trusted(author(i)));
+    Ok(Found {
+        issue: trusted.into_iter().next(),
+        untrusted,
+    })
 }
 
-/// The registry issue's number, created on first use.
+/// The registry issue's number, created on first use. A registry issue by an author not trusted
+/// is never used: a stranger could have opened it (the label needs triage, the marker nothing),
+/// so one is made beside it, with a warning naming it and the config line that would trust it.
 pub async fn find_or_create(ctx: &Ctx) -> anyhow::Result<u64> {
-    if let Some(n) = find(ctx).await? {
+    if let Some(n) = ctx.config.registry_issue {
         return Ok(n);
+    }
+    let found = registries(ctx, None).await?;
+    if let Some(issue) = found.issue {
+        return Ok(issue.number);
+    }
+    for other in &found.untrusted {
+        let why = crate::text::trust::untrusted_registry(other.number, author(other), &ctx.me);
+        tracing::warn!("{why}");
     }
     let body = format!(
         "{}\n\n{}",

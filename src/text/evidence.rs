@@ -48,6 +48,14 @@ pub fn writers_left(pid: u32, how: &str, pids: &[u32]) -> String {
 }
 
 /// An owner whose host has not reported on it.
+/// A Claim taken after its host's last report: the host names it at its next `observe`.
+pub fn starting(host: &str, claim_id: &str) -> String {
+    format!(
+        "claim {claim_id} was taken after host {host}'s last report: starting, named at the \
+         host's next observe"
+    )
+}
+
 pub fn not_reported(host: &str, claim_id: &str) -> String {
     format!("host {host} has not reported on claim {claim_id} since it was taken")
 }
@@ -70,6 +78,11 @@ pub fn reported_writers_alive(host: &str, claim_id: &str, evidence: &str) -> Str
     format!(
         "host {host} reports the Run of claim {claim_id} gone but its writers alive: {evidence}"
     )
+}
+
+/// `/thirdshift status`: the owner was claimed after its host's last report.
+pub fn status_starting() -> String {
+    "starting: taken after its host's last report; the host names it at its next observe".into()
 }
 
 /// `/thirdshift status`: the owner's host has not reported on it.

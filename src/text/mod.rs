@@ -13,6 +13,7 @@ pub mod evidence;
 pub mod reasons;
 pub mod replies;
 pub mod salvage;
+pub mod trust;
 
 pub use comment::ToComment;
 

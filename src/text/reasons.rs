@@ -123,6 +123,50 @@ pub fn end_left_to_observe(
     )
 }
 
+/// What a Run says on stderr once it holds its Claim.
+pub fn run_holds(issue: u64, claim_id: &str, claim_url: &str) -> String {
+    format!(
+        "holding issue #{issue} as claim {claim_id} ({claim_url}); the Claim ends when the \
+         command exits"
+    )
+}
+
+/// What a Run says on stderr once its end record is written: the outcome, how its command
+/// ended, and where the record is.
+pub fn run_ended(
+    issue: u64,
+    claim_id: &str,
+    outcome: crate::protocol::record::Outcome,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    end_url: &str,
+) -> String {
+    let how = match (exit_code, signal) {
+        (Some(code), _) => format!(" (the command exited {code})"),
+        (None, Some(sig)) => format!(" (the command was stopped by signal {sig})"),
+        (None, None) => String::new(),
+    };
+    format!("claim {claim_id} on #{issue} ended `{outcome}`{how}: {end_url}")
+}
+
+/// What a Run says on stderr when someone else had already ended its Claim.
+pub fn run_already_ended(
+    issue: u64,
+    claim_id: &str,
+    outcome: crate::protocol::record::Outcome,
+    by: &str,
+) -> String {
+    format!("claim {claim_id} on #{issue} was already ended `{outcome}` by {by}; nothing written")
+}
+
+/// What a Run says on stderr when its command could not be started; `reason` says why.
+pub fn run_not_started(issue: u64, claim_id: &str, reason: &str) -> String {
+    format!(
+        "{reason}; claim {claim_id} on #{issue} ended failed, its labels back as the Claim found \
+         them"
+    )
+}
+
 /// The reason in the end record reconcile writes for a Run that ended by itself but whose own end
 /// write GitHub refused; `reason` is the Run's own.
 pub fn finished_for_run(host: &str, claim_id: &str, reason: &str) -> String {

@@ -167,6 +167,7 @@ pub fn snapshot() -> Snapshot {
         commands: vec![],
         refusals: Default::default(),
         listing: None,
+        untrusted_outside_issues: Default::default(),
     }
 }
 

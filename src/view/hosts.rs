@@ -108,7 +108,10 @@ pub fn mark_silent(runs: &mut [RunRow], hosts: &[HostRow]) {
         };
         if matches!(
             run.health,
-            RunHealth::Alive | RunHealth::WritersAlive | RunHealth::AwaitingHost
+            RunHealth::Alive
+                | RunHealth::Starting
+                | RunHealth::WritersAlive
+                | RunHealth::AwaitingHost
         ) {
             run.health = RunHealth::HostSilent;
             run.evidence = crate::text::reasons::host_silent_note(

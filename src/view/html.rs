@@ -32,6 +32,7 @@ tr.run td:first-child{border-left:6px solid var(--hc,var(--line))}
 .health{display:inline-block;padding:2px 10px;border-radius:999px;font-weight:600;font-size:13px;white-space:nowrap;border:1px solid var(--hc);background:var(--hb);color:var(--ht)}
 .health::before{content:"\25CF\00A0";color:var(--hc)}
 .h-alive{--hc:#1a7f37;--hb:#dafbe1;--ht:#116329}
+.h-starting{--hc:#1a7f37;--hb:#dafbe1;--ht:#116329}
 .h-writers-alive{--hc:#bf8700;--hb:#fff8c5;--ht:#7d4e00}
 .h-awaiting-host{--hc:#9a6700;--hb:#fff1e5;--ht:#7d4e00}
 .h-host-mismatch{--hc:#8250df;--hb:#fbefff;--ht:#6639ba}
@@ -73,6 +74,7 @@ pub fn render(view: &View, now: DateTime<Utc>) -> String {
     runs(&mut out, &view.runs, now);
     hosts(&mut out, &view.hosts, now);
     recoveries(&mut out, &view.recoveries);
+    untrusted(&mut out, &view.untrusted);
     out.push_str("</main>\n</body>\n</html>\n");
     out
 }
@@ -260,6 +262,32 @@ fn recoveries(out: &mut String, recoveries: &[Recovery]) {
             esc(&super::outcome_of(r)),
             time(r.ended_at),
             link(&r.end_url, "end record"),
+        );
+    }
+    out.push_str("</tbody>\n</table>\n</section>\n");
+}
+
+/// Logins whose records were ignored, with the config line that would trust each; nothing when
+/// there are none.
+fn untrusted(out: &mut String, authors: &[super::model::UntrustedAuthor]) {
+    if authors.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<section id=\"untrusted\">\n<h2>Records not trusted</h2>\n<p>These authors' records \
+         were ignored: their Claims, ends and reports are not believed, so their Runs show as \
+         unowned. If one is the identity your hosts or workflows write as, add its line to \
+         <code>.github/thirdshift.yml</code>; if not, someone is forging records.</p>\n\
+         <table>\n<thead><tr><th>Login</th><th>Records ignored</th><th>To trust it</th></tr>\
+         </thead>\n<tbody>\n",
+    );
+    for a in authors {
+        let _ = writeln!(
+            out,
+            "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td></tr>",
+            esc(&a.login),
+            a.records,
+            esc(&a.trust_line)
         );
     }
     out.push_str("</tbody>\n</table>\n</section>\n");

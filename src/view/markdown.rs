@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
-use super::model::{HostRow, Recovery, RunHealth, RunRow, View};
+use super::model::{HostRow, Recovery, RunHealth, RunRow, UntrustedAuthor, View};
 use super::{joined, log_list};
 
 /// The most Run rows written (GitHub caps an issue body at 65,536 characters).
@@ -25,6 +25,7 @@ pub fn render(view: &View) -> String {
     runs(&mut out, view);
     hosts(&mut out, &view.hosts);
     recoveries(&mut out, &view.recoveries);
+    untrusted(&mut out, &view.untrusted);
     out
 }
 
@@ -32,6 +33,7 @@ pub fn render(view: &View) -> String {
 pub fn mark(h: RunHealth) -> &'static str {
     match h {
         RunHealth::Alive => "🟢",
+        RunHealth::Starting => "🌱",
         RunHealth::WritersAlive => "🟡",
         RunHealth::AwaitingHost => "⏳",
         RunHealth::HostMismatch => "🟠",
@@ -167,6 +169,31 @@ fn recoveries(out: &mut String, recoveries: &[Recovery]) {
     out.push('\n');
 }
 
+/// Logins whose records were ignored, each with the config line that would trust it; nothing
+/// when there are none. Logins are shown as code, never as @-mentions.
+fn untrusted(out: &mut String, authors: &[UntrustedAuthor]) {
+    if authors.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Records not trusted\n\n\
+         These authors' records were ignored: their Claims, ends and reports are not believed, \
+         so their Runs show as unowned. If one is the identity your hosts or workflows write as, \
+         add its line to `.github/thirdshift.yml`; if not, someone is forging records.\n\n\
+         | Login | Records ignored | To trust it |\n|---|---|---|\n",
+    );
+    for a in authors {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            code(&a.login),
+            a.records,
+            code(&a.trust_line)
+        );
+    }
+    out.push('\n');
+}
+
 /// A comment URL without its `#issuecomment-…`: the issue's.
 fn without_anchor(url: &str) -> &str {
     url.split('#').next().unwrap_or(url)
@@ -239,8 +266,30 @@ mod tests {
             runs: vec![],
             hosts: vec![],
             recoveries: vec![],
+            untrusted: vec![],
         };
         insta::assert_snapshot!(render(&view));
+    }
+
+    #[test]
+    fn dashboard_names_each_untrusted_login_with_the_line_that_would_trust_it() {
+        // given a read that ignored records by two logins it does not trust
+        let mut view = fixture::view(&[]);
+        view.untrusted = ["alice", "github-actions[bot]"]
+            .iter()
+            .zip([3, 1])
+            .map(|(login, records)| crate::view::model::UntrustedAuthor {
+                login: login.to_string(),
+                records,
+                trust_line: crate::text::trust::trust_line(login),
+            })
+            .collect();
+        // when the dashboard is rendered
+        let text = render(&view);
+        // then its last section names each, as code (never an @-mention), with its line
+        let section = &text[text.find("## Records not trusted").expect("the section")..];
+        insta::assert_snapshot!(section);
+        assert!(!section.contains('@'), "{section}");
     }
 
     #[test]

@@ -31,6 +31,19 @@ pub struct View {
     pub hosts: Vec<HostRow>,
     /// The last Claims ended because their Run was proven dead, newest first.
     pub recoveries: Vec<Recovery>,
+    /// Logins whose records the read ignored (not trusted), by login.
+    pub untrusted: Vec<UntrustedAuthor>,
+}
+
+/// A login whose records the read ignored because it is not trusted: a host or workflow writing
+/// as another identity (trust it with `trust_line`), or a stranger forging records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UntrustedAuthor {
+    pub login: String,
+    /// How many of its records were ignored.
+    pub records: usize,
+    /// The line of `.github/thirdshift.yml` that would trust it.
+    pub trust_line: String,
 }
 
 /// A Claim ended because its Run was proven dead, or because a person forced it
@@ -79,6 +92,13 @@ pub fn build(input: &Inputs<'_>) -> View {
         hosts,
         recoveries: recoveries(input),
         runs,
+        untrusted: (snapshot.untrusted().into_iter())
+            .map(|(login, records)| UntrustedAuthor {
+                trust_line: crate::text::trust::trust_line(&login),
+                login,
+                records,
+            })
+            .collect(),
     }
 }
 

@@ -12,6 +12,8 @@ use crate::reconcile::Health;
 #[serde(rename_all = "kebab-case")]
 pub enum RunHealth {
     Alive,
+    /// Taken after its host's last report: the host has not had its turn to report on it yet.
+    Starting,
     WritersAlive,
     AwaitingHost,
     HostMismatch,
@@ -27,8 +29,9 @@ pub enum RunHealth {
 }
 
 impl RunHealth {
-    pub const ALL: [RunHealth; 9] = [
+    pub const ALL: [RunHealth; 10] = [
         RunHealth::Alive,
+        RunHealth::Starting,
         RunHealth::WritersAlive,
         RunHealth::AwaitingHost,
         RunHealth::HostMismatch,
@@ -57,6 +60,7 @@ impl RunHealth {
     pub fn word(self) -> &'static str {
         match self {
             RunHealth::Alive => "alive",
+            RunHealth::Starting => "starting",
             RunHealth::WritersAlive => "writers alive",
             RunHealth::AwaitingHost => "awaiting host",
             RunHealth::HostMismatch => "host mismatch",
@@ -72,6 +76,7 @@ impl RunHealth {
     pub fn slug(self) -> &'static str {
         match self {
             RunHealth::Alive => "alive",
+            RunHealth::Starting => "starting",
             RunHealth::WritersAlive => "writers-alive",
             RunHealth::AwaitingHost => "awaiting-host",
             RunHealth::HostMismatch => "host-mismatch",
@@ -87,6 +92,7 @@ impl RunHealth {
     pub(super) fn of(h: &Health) -> Option<RunHealth> {
         Some(match h {
             Health::Alive => RunHealth::Alive,
+            Health::Starting => RunHealth::Starting,
             Health::WritersAlive { .. } => RunHealth::WritersAlive,
             Health::AwaitingHost => RunHealth::AwaitingHost,
             Health::HostMismatch => RunHealth::HostMismatch,

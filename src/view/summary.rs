@@ -129,6 +129,7 @@ pub fn action_outputs(pass: &PassReport) -> Vec<(&'static str, String)> {
 pub fn health(h: &Health) -> &'static str {
     match h {
         Health::Alive => "alive",
+        Health::Starting => "starting",
         Health::WritersAlive { .. } => "writers alive",
         Health::AwaitingHost => "awaiting host",
         Health::HostMismatch => "host mismatch",

@@ -43,13 +43,30 @@ pub fn render(view: &View, now: DateTime<Utc>, color: bool) -> String {
             line(&mut out, &text);
         }
     }
+    if !view.untrusted.is_empty() {
+        out.push('\n');
+        line(
+            &mut out,
+            "RECORDS NOT TRUSTED (ignored; a login that is yours: add its line to \
+             .github/thirdshift.yml)",
+        );
+        for a in &view.untrusted {
+            let text = format!(
+                "{:<24} {:>5} record(s)  {}",
+                clip(&a.login, 24),
+                a.records,
+                a.trust_line
+            );
+            line(&mut out, &text);
+        }
+    }
     out
 }
 
 /// ANSI colour of a health word.
 fn paint(h: RunHealth) -> &'static str {
     match h {
-        RunHealth::Alive => "\x1b[32m",
+        RunHealth::Alive | RunHealth::Starting => "\x1b[32m",
         RunHealth::WritersAlive | RunHealth::AwaitingHost => "\x1b[33m",
         RunHealth::HostMismatch => "\x1b[35m",
         RunHealth::Superseded | RunHealth::IssueClosed => "\x1b[2m",

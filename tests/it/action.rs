@@ -6,7 +6,7 @@
 
 use crate::harness;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use harness::*;
 use thirdshift_reconciler::protocol::record::{Outcome, Record};
@@ -414,9 +414,33 @@ fn release_assets(dir: &Path) -> std::path::PathBuf {
     std::path::PathBuf::from(String::from_utf8_lossy(&made.stdout).trim())
 }
 
+/// A folder holding a stand-in `cargo` for the minutes-long release build: it runs `first` (a
+/// shell line, `$MANIFEST` set to the `--manifest-path` given), records its arguments, and
+/// leaves the binary under test where the build would. The folder, and the file of arguments.
+pub(crate) fn cargo_stand_in(world: &World, first: &str) -> (PathBuf, PathBuf) {
+    let shim = world.dir.path().join("shim");
+    std::fs::create_dir_all(&shim).unwrap();
+    let called = world.dir.path().join("cargo-args");
+    let script = format!(
+        "#!/bin/sh\nset -e\nprintf '%s\\n' \"$@\" > '{called}'\n\
+         MANIFEST=$(printf '%s\\n' \"$@\" | sed -n '/^--manifest-path$/{{n;p;}}')\n{first}\n\
+         while [ \"$1\" != --target-dir ]; do shift; done\n\
+         mkdir -p \"$2/release\" && cp '{bin}' \"$2/release/thirdshift-reconciler\"\n",
+        called = called.display(),
+        bin = env!("CARGO_BIN_EXE_thirdshift-reconciler")
+    );
+    std::fs::write(shim.join("cargo"), script).unwrap();
+    std::fs::set_permissions(
+        shim.join("cargo"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    (shim, called)
+}
+
 /// A local HTTP server serving the files under `dir` (404 for anything else), as GitHub serves
 /// release downloads; its base URL.
-async fn serve_files(dir: std::path::PathBuf) -> String {
+pub(crate) async fn serve_files(dir: std::path::PathBuf) -> String {
     use axum::extract::Path as UrlPath;
     use axum::http::StatusCode;
     let app = axum::Router::new().route(
@@ -510,21 +534,7 @@ async fn the_install_step_builds_from_source_when_its_version_has_no_release() {
     let url = serve_files(world.dir.path().join("no-releases")).await;
     let mut runner = Runner::new(&world, "ci");
     runner.cache_hit = false;
-    let shim = world.dir.path().join("shim");
-    std::fs::create_dir_all(&shim).unwrap();
-    let called = world.dir.path().join("cargo-args");
-    let script = format!(
-        "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{called}'\nwhile [ \"$1\" != --target-dir ]; do shift; done\n\
-         mkdir -p \"$2/release\" && cp '{bin}' \"$2/release/thirdshift-reconciler\"\n",
-        called = called.display(),
-        bin = env!("CARGO_BIN_EXE_thirdshift-reconciler")
-    );
-    std::fs::write(shim.join("cargo"), script).unwrap();
-    std::fs::set_permissions(
-        shim.join("cargo"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    let (shim, called) = cargo_stand_in(&world, "");
     runner.path_first = Some(shim);
     // When the Action runs
     let run = runner

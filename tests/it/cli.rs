@@ -52,6 +52,35 @@ fn sim_and_demo_refuse_repository_options_they_would_ignore() {
     );
 }
 
+#[test]
+fn demo_tells_what_happened_the_companion_included_with_nothing_cut_mid_word() {
+    // When the demo runs, with companions on as outside tests
+    let out = std::process::Command::new(bin())
+        .arg("demo")
+        .env_remove("THIRDSHIFT_COMPANION")
+        .output()
+        .unwrap();
+    // Then it succeeds and tells its five steps in order
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let steps: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.get(..3).filter(|p| p.ends_with(". ")))
+        .collect();
+    assert_eq!(steps, ["1. ", "2. ", "3. ", "4. ", "5. "], "{text}");
+    // And the killed Run's Claim was ended by its companion, which the story names
+    assert!(text.contains("alpha's companion saw its Run die"), "{text}");
+    assert!(text.contains("evidence: host alpha reports"), "{text}");
+    // And no text is cut inside a word
+    for (i, _) in text.match_indices('…') {
+        assert!(text[..i].ends_with(' '), "cut mid-word: {}", &text[..i]);
+    }
+}
+
 /// docs/config.schema.json, as committed.
 fn committed_schema() -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/config.schema.json");

@@ -38,6 +38,7 @@ mod cache_differential;
 mod chaos;
 mod companion;
 mod hostile_records;
+mod identities;
 mod keep_work;
 mod liveness;
 mod peoples_labels;
@@ -65,6 +66,7 @@ mod app_auth;
 mod cli;
 mod readme;
 mod view;
+mod workflows;
 
 // The fuzz targets' properties on stable.
 mod fuzz_properties;

@@ -71,6 +71,40 @@ async fn run_whose_command_exits_1_ends_failed_with_the_status() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_says_one_line_when_it_holds_the_claim_and_one_when_it_ends_it_unless_quiet() {
+    let world = World::new().await;
+    let (told, quiet) = (world.ready_issue("told"), world.ready_issue("quiet"));
+    // When a Run's command exits 3, at the default log level
+    let n = told.to_string();
+    let out = world
+        .exec("h", &["run", "--issue", &n, "--", "sh", "-c", "exit 3"])
+        .await;
+    // Then stderr holds two lines: the Claim it holds (issue, claim, its comment), and its end
+    // (outcome, how the command ended, the end record)
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let claim = ends(&world, told)[0].claim_id.clone();
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    let held = format!("thirdshift-reconciler: holding issue #{told} as claim {claim} (");
+    assert!(lines[0].starts_with(&held), "{err}");
+    assert!(lines[0].contains("#issuecomment-"), "{err}");
+    let ended = format!(
+        "thirdshift-reconciler: claim {claim} on #{told} ended `failed` (the command exited 3): "
+    );
+    assert!(lines[1].starts_with(&ended), "{err}");
+    assert!(lines[1].contains("#issuecomment-"), "{err}");
+    // And with -q the Run says nothing, and still ends its Claim
+    let n = quiet.to_string();
+    let out = world
+        .exec("h", &["-q", "run", "--issue", &n, "--", "true"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    assert_eq!(ends(&world, quiet)[0].outcome, Outcome::Done);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_run_that_reported_work_is_handed_to_people() {
     let world = World::new().await;
     let issue = world.ready_issue("half done");

@@ -515,3 +515,31 @@ async fn an_unchanged_host_report_is_rewritten_once_its_refresh_interval_has_pas
     ok(&world, "h1", &["observe"]).await;
     assert_eq!(edits(&world), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_just_started_reads_starting_before_its_host_observes_again() {
+    let world = World::new().await;
+    // Given host h1, which has reported, and then a Run started on it
+    ok(&world, "h1", &["observe"]).await;
+    let issue = world.ready_issue("just started");
+    let run = start_run(&world, "h1", issue, "sleep 30").await;
+    // When status is asked 3 s later, with no observe since
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let out = ok(&world, "h2", &["status", "--json"]).await;
+    // Then the Run reads `starting`, which needs no person, as JSON and as the table
+    let view: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = view["runs"].as_array().unwrap();
+    let row = runs.iter().find(|r| r["issue"] == issue).expect("the Run");
+    assert_eq!(row["health"], "starting", "{row:#}");
+    let table = stdout(&ok(&world, "h2", &["status"]).await);
+    let line = table.lines().find(|l| l.contains("just started")).unwrap();
+    assert!(line.contains("starting"), "{table}");
+    // And once its host observes, it reads alive
+    ok(&world, "h1", &["observe"]).await;
+    let out = ok(&world, "h2", &["status", "--json"]).await;
+    let view: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = view["runs"].as_array().unwrap();
+    let row = runs.iter().find(|r| r["issue"] == issue).expect("the Run");
+    assert_eq!(row["health"], "alive", "{row:#}");
+    run.kill_all().await;
+}

@@ -179,6 +179,7 @@ impl Planner<'_> {
             return Reply::new(Answer::Answered, None, self.nothing_active(issue));
         };
         let verdict = match self.evidence(owner) {
+            Evidence::Missing if self.starting(&owner.record) => evidence::status_starting(),
             Evidence::Missing => evidence::status_awaiting_host(),
             Evidence::OtherMachine { machine_id } => evidence::status_host_mismatch(machine_id),
             Evidence::Verdict(v) => evidence::status_verdict(&v.verdict),

@@ -471,6 +471,39 @@ fn host_that_never_reported_leaves_claim_awaiting_host() {
 }
 
 #[test]
+fn a_claim_taken_since_its_hosts_last_report_is_starting_for_one_refresh_interval() {
+    // given, on a host that has not reported since, a Claim taken 3 seconds ago and one taken
+    // two hours ago (the default refresh interval is one hour)
+    let young = ClaimRecord {
+        claimed_at: now() - chrono::TimeDelta::seconds(3),
+        ..fresh_claim(7, "c-young")
+    };
+    let old = ClaimRecord {
+        claimed_at: now() - chrono::TimeDelta::hours(2),
+        ..fresh_claim(8, "c-old")
+    };
+    let world = Repository::with(
+        vec![
+            issue(7, &[IN_PROGRESS], vec![bot(1, young.to_comment())]),
+            issue(8, &[IN_PROGRESS], vec![bot(2, old.to_comment())]),
+        ],
+        vec![],
+    );
+    // when the pass plans
+    let plan = world.plan();
+    // then the young one is starting, which needs no person; the old one awaits its host;
+    // neither is written to
+    assert_eq!(plan.actions, []);
+    assert_eq!(
+        healths(&plan),
+        [
+            (7, Some("c-young"), &Health::Starting),
+            (8, Some("c-old"), &Health::AwaitingHost)
+        ]
+    );
+}
+
+#[test]
 fn report_without_this_claim_is_awaiting_host() {
     // given the host's report, which proves other Claims dead but not this one: one with another
     // claim id, and one with this claim id on another issue

@@ -59,6 +59,8 @@ pub struct Runner<'w> {
     /// When set, every step runs under `strace -f`, each `execve` (arguments and environment)
     /// written to `<this>.<step number>`.
     pub trace: Option<PathBuf>,
+    /// Where the Action is (`GITHUB_ACTION_PATH`): this repository, or a workflow's checkout.
+    pub action_path: PathBuf,
 }
 
 impl<'w> Runner<'w> {
@@ -77,6 +79,7 @@ impl<'w> Runner<'w> {
             cache_hit: true,
             path_first: None,
             trace: None,
+            action_path: PathBuf::from(ROOT),
         }
     }
 
@@ -87,7 +90,7 @@ impl<'w> Runner<'w> {
 
     /// Runs every step of `action.yml` with `inputs`, as the runner would.
     pub async fn run_action(&self, inputs: &[(&str, &str)]) -> ActionRun {
-        let action = load(Path::new(ROOT).join("action.yml"));
+        let action = load(self.action_path.join("action.yml"));
         let mut ctx = self.context(&action, inputs);
         let summary = self.temp().join("summary.md");
         let _ = std::fs::remove_file(&summary);
@@ -139,7 +142,10 @@ impl<'w> Runner<'w> {
     /// The expression context: inputs (given, else their defaults), `github.*` and `runner.*`.
     fn context(&self, action: &Value, inputs: &[(&str, &str)]) -> BTreeMap<String, String> {
         let mut ctx = BTreeMap::from([
-            ("github.action_path".to_string(), ROOT.to_string()),
+            (
+                "github.action_path".to_string(),
+                self.action_path.display().to_string(),
+            ),
             ("github.token".to_string(), BOT_TOKEN.to_string()),
             // a local action (`uses: ./`) has no action repository
             ("github.action_repository".to_string(), String::new()),
@@ -246,7 +252,7 @@ impl<'w> Runner<'w> {
             ("HOME", self.home.display().to_string()),
             ("CI", "true".into()),
             ("GITHUB_ACTIONS", "true".into()),
-            ("GITHUB_ACTION_PATH", ROOT.into()),
+            ("GITHUB_ACTION_PATH", self.action_path.display().to_string()),
             ("GITHUB_WORKSPACE", self.workspace.display().to_string()),
             ("GITHUB_REPOSITORY", world.sim.repo_full_name()),
             ("GITHUB_API_URL", world.server.url.clone()),

@@ -145,7 +145,9 @@ pub fn claim_record(
     }
 }
 
-/// A claim record as a Run of `host` on this machine would have written it, posted by the bot.
+/// A claim record as a Run of `host` on this machine would have written it two hours ago (more
+/// than a refresh interval: a host that has not reported on it since is awaited, no longer
+/// `starting`), posted by the bot.
 pub fn posted_claim(
     world: &World,
     issue: u64,
@@ -155,7 +157,9 @@ pub fn posted_claim(
 ) -> String {
     let id = HostIdentity::detect(Some(host));
     let claim_id = format!("c-{issue:016x}");
-    let claim = claim_record(issue, host, &id.machine_id, owner, boot, &claim_id);
+    let mut claim = claim_record(issue, host, &id.machine_id, owner, boot, &claim_id);
+    claim.claimed_at -= chrono::TimeDelta::hours(2);
+    claim.stage_since = claim.claimed_at;
     world.sim.add_comment(issue, BOT, &claim.to_comment());
     world.sim.set_labels(issue, &[IN_PROGRESS]);
     claim.claim_id
