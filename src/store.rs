@@ -19,15 +19,8 @@ const POST_ATTEMPTS: u32 = 8;
 pub fn ownership(ctx: &Ctx, issue: u64, comments: &[Comment]) -> Ownership {
     let own = Ownership::of(issue, &raw_comments(comments), &ctx.trust);
     for problem in &own.problems {
-        // an untrusted author's records are told once per pass, by login (`warn_untrusted`)
-        if matches!(
-            problem.kind,
-            crate::protocol::record::ProblemKind::Untrusted { .. }
-        ) {
-            tracing::debug!(issue, "ignored record: {problem}");
-        } else {
-            tracing::warn!(issue, "ignored record: {problem}");
-        }
+        // also told once per pass by login, with the line that trusts it (`warn_untrusted`)
+        tracing::warn!(issue, "ignored record: {problem}");
     }
     own
 }

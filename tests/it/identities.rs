@@ -66,7 +66,10 @@ async fn a_reader_not_trusting_the_hosts_login_names_it_with_the_config_line_tha
     // Then the pass says once: alice, how many of its records it ignored, the line
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let said = stderr(&out);
-    let told: Vec<&str> = said.lines().filter(|l| l.contains("by @alice")).collect();
+    let told: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("by @alice ignored"))
+        .collect();
     assert_eq!(told.len(), 1, "{said}");
     assert!(told[0].contains("records by @alice ignored"), "{said}");
     assert!(told[0].contains(line), "{said}");
