@@ -277,19 +277,10 @@ fn wrapped(s: &str, width: usize) -> Vec<String> {
 
 /// `s` on one line, at most 110 characters, cut only between words (`…` marks a cut).
 fn short(s: &str) -> String {
-    let s = s.trim();
-    if s.chars().count() <= 110 {
-        return s.to_string();
+    let lines = wrapped(s, 110);
+    match lines.as_slice() {
+        [one] => one.clone(),
+        [first, ..] => format!("{first} …"),
+        [] => String::new(),
     }
-    let mut out = String::new();
-    for word in s.split_whitespace() {
-        if out.chars().count() + word.chars().count() + 1 > 110 {
-            break;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    format!("{out} …")
 }

@@ -56,6 +56,11 @@ impl Issue {
     pub fn is_open(&self) -> bool {
         self.state == "open"
     }
+
+    /// The login of the issue's author (empty when GitHub sends none, as for a deleted user).
+    pub fn author(&self) -> &str {
+        self.user.as_ref().map(|u| u.login.as_str()).unwrap_or("")
+    }
 }
 
 /// An issue comment as this tool needs it.

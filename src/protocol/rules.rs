@@ -164,14 +164,17 @@ pub const REFUSAL_REPLY_EVERY: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 /// At most this many authors' last refusals are kept in (and believed from) the view record.
 pub const REFUSALS_KEPT_MAX: usize = 200;
 
+/// The last refusal of a command for want of the role, by author in lower case.
+pub type Refusals = std::collections::BTreeMap<String, chrono::DateTime<chrono::Utc>>;
+
 /// The refusals (author in lower case, when) still within [`REFUSAL_REPLY_EVERY`] of `now`:
 /// none in the future (the registry's body is editable), the latest per author, at most
 /// [`REFUSALS_KEPT_MAX`] of them, the latest first kept.
 pub fn recent_refusals(
     refusals: impl IntoIterator<Item = (String, chrono::DateTime<chrono::Utc>)>,
     now: chrono::DateTime<chrono::Utc>,
-) -> std::collections::BTreeMap<String, chrono::DateTime<chrono::Utc>> {
-    let mut latest = std::collections::BTreeMap::new();
+) -> Refusals {
+    let mut latest = Refusals::new();
     for (author, at) in refusals {
         if at <= now && now - at < REFUSAL_REPLY_EVERY {
             let kept = latest.entry(author.to_ascii_lowercase()).or_insert(at);

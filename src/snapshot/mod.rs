@@ -17,6 +17,7 @@ use chrono::{DateTime, Utc};
 use crate::protocol::command::Pending;
 use crate::protocol::config::Role;
 use crate::protocol::record::{HostReport, Ownership};
+use crate::protocol::rules::Refusals;
 
 /// Reads the snapshot through the cache when the context has one (`incremental.rs`), else in
 /// full (`read.rs`); `extra` names issues to include whatever their labels.
@@ -47,7 +48,7 @@ pub struct Snapshot {
     /// case), within the hour: among the comments read, and as the last view record kept them
     /// (`RegistryPage::refusals`; a refusal on an issue no longer read still counts). Such an
     /// author gets one reply an hour, then reactions.
-    pub refusals: std::collections::BTreeMap<String, DateTime<Utc>>,
+    pub refusals: Refusals,
     /// How far a cached read listed the repository's comments, for the view record (so a pass
     /// with no cache reads only since then); `None` from a full read.
     pub listing: Option<ListingMark>,
@@ -67,26 +68,6 @@ pub fn warn_untrusted(snapshot: &Snapshot, me: &str) {
             "{}",
             crate::text::trust::untrusted_records(&login, count, me)
         );
-    }
-}
-
-impl Snapshot {
-    /// Every record this read ignored because its author is not trusted, counted by login:
-    /// claim, end, cancel and reply records on the issues read, host reports and registry
-    /// issues. A login listed here may be a host writing as another identity, or a stranger.
-    pub fn untrusted(&self) -> Untrusted {
-        let mut by = self.untrusted_outside_issues.clone();
-        for issue in &self.issues {
-            for p in &issue.ownership.problems {
-                if matches!(
-                    p.kind,
-                    crate::protocol::record::ProblemKind::Untrusted { .. }
-                ) {
-                    *by.entry(p.author.to_ascii_lowercase()).or_default() += 1;
-                }
-            }
-        }
-        by
     }
 }
 
@@ -120,16 +101,17 @@ impl RegistryPage {
         (mark.watermark <= now).then_some(mark)
     }
 
-    /// The refusals the last view written keeps (`protocol::rules::recent_refusals` of them).
-    pub fn refusals(
-        &self,
-        now: DateTime<Utc>,
-    ) -> std::collections::BTreeMap<String, DateTime<Utc>> {
+    /// The refusals the last view written keeps, as written.
+    pub fn kept_refusals(&self) -> Refusals {
         let kept = self.view.as_ref().and_then(|v| v.get("refusals")).cloned();
-        let kept: std::collections::BTreeMap<String, DateTime<Utc>> = kept
-            .and_then(|k| serde_json::from_value(k).ok())
-            .unwrap_or_default();
-        crate::protocol::rules::recent_refusals(kept, now)
+        kept.and_then(|k| serde_json::from_value(k).ok())
+            .unwrap_or_default()
+    }
+
+    /// The refusals the last view written keeps that still count
+    /// (`protocol::rules::recent_refusals` of them).
+    pub fn refusals(&self, now: DateTime<Utc>) -> Refusals {
+        crate::protocol::rules::recent_refusals(self.kept_refusals(), now)
     }
 }
 
@@ -266,6 +248,24 @@ pub struct ReportView {
 }
 
 impl Snapshot {
+    /// Every record this read ignored because its author is not trusted, counted by login:
+    /// claim, end, cancel and reply records on the issues read, host reports and registry
+    /// issues. A login listed here may be a host writing as another identity, or a stranger.
+    pub fn untrusted(&self) -> Untrusted {
+        let mut by = self.untrusted_outside_issues.clone();
+        for issue in &self.issues {
+            for p in &issue.ownership.problems {
+                if matches!(
+                    p.kind,
+                    crate::protocol::record::ProblemKind::Untrusted { .. }
+                ) {
+                    *by.entry(p.author.to_ascii_lowercase()).or_default() += 1;
+                }
+            }
+        }
+        by
+    }
+
     /// The report of host `host` on machine `machine_id`, if it ever reported.
     pub fn report_of(&self, host: &str, machine_id: &str) -> Option<&ReportView> {
         self.reports

@@ -108,8 +108,9 @@ pub(super) async fn registry_with(
     let page = registry.as_ref().map(registry_page);
     let mut untrusted = crate::snapshot::Untrusted::new();
     for other in &found.untrusted {
-        let author = other.user.as_ref().map(|u| u.login.as_str()).unwrap_or("");
-        *untrusted.entry(author.to_ascii_lowercase()).or_default() += 1;
+        *untrusted
+            .entry(other.author().to_ascii_lowercase())
+            .or_default() += 1;
     }
     let mut snapshot = Snapshot {
         registry_issue: registry.as_ref().map(|i| i.number),

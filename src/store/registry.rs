@@ -25,13 +25,9 @@ fn is_marked(issue: &Issue) -> bool {
     )
 }
 
-fn author(issue: &Issue) -> &str {
-    issue.user.as_ref().map(|u| u.login.as_str()).unwrap_or("")
-}
-
 /// The open registry issues found: by a trusted author (the lowest number is the registry), and
 /// by anyone else (never used, never written; reported, so a login that should be trusted is
-/// named, and no second registry is made beside one).
+/// named).
 #[derive(Debug, Default)]
 pub struct Found {
     pub issue: Option<Issue>,
@@ -86,7 +82,7 @@ async fn registries(
     issues.sort_by_key(|i| i.number);
     let (trusted, untrusted) = issues
         .into_iter()
-        .partition::<Vec<_>, _>(|i| ctx.trust.is_trusted(author(i)));
+        .partition::<Vec<_>, _>(|i| ctx.trust.is_trusted(i.author()));
     Ok(Found {
         issue: trusted.into_iter().next(),
         untrusted,
@@ -105,7 +101,7 @@ pub async fn find_or_create(ctx: &Ctx) -> anyhow::Result<u64> {
         return Ok(issue.number);
     }
     for other in &found.untrusted {
-        let why = crate::text::trust::untrusted_registry(other.number, author(other), &ctx.me);
+        let why = crate::text::trust::untrusted_registry(other.number, other.author(), &ctx.me);
         tracing::warn!("{why}");
     }
     let body = format!(

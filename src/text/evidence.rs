@@ -47,7 +47,6 @@ pub fn writers_left(pid: u32, how: &str, pids: &[u32]) -> String {
     )
 }
 
-/// An owner whose host has not reported on it.
 /// A Claim taken after its host's last report: the host names it at its next `observe`.
 pub fn starting(host: &str, claim_id: &str) -> String {
     format!(
@@ -56,6 +55,7 @@ pub fn starting(host: &str, claim_id: &str) -> String {
     )
 }
 
+/// An owner whose host has not reported on it.
 pub fn not_reported(host: &str, claim_id: &str) -> String {
     format!("host {host} has not reported on claim {claim_id} since it was taken")
 }

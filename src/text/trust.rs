@@ -20,7 +20,7 @@ pub fn untrusted_records(login: &str, count: usize, me: &str) -> String {
     )
 }
 
-/// An open registry issue by `author`, not trusted by `me`: no second one is made beside it.
+/// An open registry issue by `author`, not trusted by `me`: not used, `me` makes its own.
 pub fn untrusted_registry(issue: u64, author: &str, me: &str) -> String {
     format!(
         "registry issue #{issue} was opened by @{author}, whom @{me} (the identity this runs as) \

@@ -1,8 +1,8 @@
 //! Writing the live view after a pass (IO): the dashboard goes into the registry issue's body
 //! with one `PATCH`, only when its text changed (the hash in the view record says so), and to
 //! `$GITHUB_STEP_SUMMARY` when that is set; also when only the last hour's refusals it keeps
-//! changed (`record::Refusals`). With no registry issue yet (no host has observed)
-//! there is nowhere to write and nothing is created. A failed write is retried by the next pass.
+//! changed. With no registry issue yet (no host has observed) there is nowhere to write and
+//! nothing is created. A failed write is retried by the next pass.
 
 use std::io::Write as _;
 
@@ -65,8 +65,9 @@ pub async fn publish(
         .as_ref()
         .and_then(|p| p.view.as_ref());
     let refusals = refusals(snapshot, plan, chrono::Utc::now());
+    let kept = snapshot.registry_page.as_ref().map(|p| p.kept_refusals());
     if record::last_hash(last) == Some(record::content_hash(&text).as_str())
-        && !record::refusals_changed(last, &refusals)
+        && kept.unwrap_or_default() == refusals
     {
         return Ok(Published::Unchanged { issue });
     }
@@ -92,7 +93,7 @@ fn refusals(
     snapshot: &Snapshot,
     plan: &Plan,
     now: chrono::DateTime<chrono::Utc>,
-) -> record::Refusals {
+) -> crate::protocol::rules::Refusals {
     let posted = plan.actions.iter().filter_map(|a| match a {
         crate::reconcile::Action::PostReply { reply, .. }
             if reply.answer == crate::protocol::record::Answer::NotPermitted =>

@@ -23,24 +23,12 @@ pub fn last_hash(view: Option<&serde_json::Value>) -> Option<&str> {
     view?.get("content_hash")?.as_str()
 }
 
-/// The last refusal of each author's command for want of the role, within the hour.
-pub type Refusals = std::collections::BTreeMap<String, chrono::DateTime<chrono::Utc>>;
-
-/// Whether the view record `last` keeps other refusals than `refusals`.
-pub fn refusals_changed(last: Option<&serde_json::Value>, refusals: &Refusals) -> bool {
-    let kept = last.and_then(|v| v.get("refusals")).cloned();
-    let kept: Refusals = kept
-        .and_then(|k| serde_json::from_value(k).ok())
-        .unwrap_or_default();
-    &kept != refusals
-}
-
 /// The registry issue's whole body: the dashboard, a blank line, the hidden record line.
 pub fn body(
     markdown: &str,
     recoveries: &[Recovery],
     listing: Option<&crate::snapshot::ListingMark>,
-    refusals: &Refusals,
+    refusals: &crate::protocol::rules::Refusals,
 ) -> String {
     let mut record = json!({
         "registry": true,
@@ -79,7 +67,7 @@ mod tests {
             "# Runs\n\n| a | b |\n",
             std::slice::from_ref(&r),
             None,
-            &Refusals::new(),
+            &crate::protocol::rules::Refusals::new(),
         );
         let Decoded::Record(Record::Other { kind, json }) = decode(&text) else {
             panic!("{text}");
