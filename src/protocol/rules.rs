@@ -157,6 +157,14 @@ pub fn cancel_outcome(request: &CancelView) -> Outcome {
     }
 }
 
+/// Whether `login`, with repository role `role`, can be an identity the repository's own hosts
+/// or workflows write as: someone with write access, or an App (`name[bot]`), which can write to
+/// the repository only when an admin installed it. A registry issue by such an author, even one
+/// not trusted, stands: no second one is made beside it. Anyone else may be a stranger.
+pub fn writes_for_the_repository(login: &str, role: crate::protocol::config::Role) -> bool {
+    role >= crate::protocol::config::Role::Write || login.ends_with("[bot]")
+}
+
 /// How often at most an author without the role is told so in a reply; their other commands
 /// get a `-1` reaction only. A display and budget rule, deciding nothing about a Claim.
 pub const REFUSAL_REPLY_EVERY: chrono::TimeDelta = chrono::TimeDelta::hours(1);
@@ -193,6 +201,16 @@ pub fn recent_refusals(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_writer_or_an_app_can_be_the_repositorys_own_identity() {
+        use crate::protocol::config::Role;
+        assert!(writes_for_the_repository("alice", Role::Write));
+        assert!(writes_for_the_repository("alice", Role::Admin));
+        assert!(writes_for_the_repository("github-actions[bot]", Role::None));
+        assert!(!writes_for_the_repository("mallory", Role::Triage));
+        assert!(!writes_for_the_repository("mallory", Role::None));
+    }
 
     #[test]
     fn cancelled_claims_are_handed_back_like_handed_back_ones() {

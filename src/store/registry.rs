@@ -90,8 +90,10 @@ async fn registries(
 }
 
 /// The registry issue's number, created on first use. A registry issue by an author not trusted
-/// is never used: a stranger could have opened it (the label needs triage, the marker nothing),
-/// so one is made beside it, with a warning naming it and the config line that would trust it.
+/// is never used. When its author writes to the repository (`rules::writes_for_the_repository`:
+/// most likely a host or workflow writing as another identity) no second one is made beside it:
+/// this fails, naming it and the config line that would trust its author. Anyone else may be a
+/// stranger, so one is made beside theirs, with a warning saying so.
 pub async fn find_or_create(ctx: &Ctx) -> anyhow::Result<u64> {
     if let Some(n) = ctx.config.registry_issue {
         return Ok(n);
@@ -101,8 +103,20 @@ pub async fn find_or_create(ctx: &Ctx) -> anyhow::Result<u64> {
         return Ok(issue.number);
     }
     for other in &found.untrusted {
-        let why = crate::text::trust::untrusted_registry(other.number, other.author(), &ctx.me);
-        tracing::warn!("{why}");
+        let author = other.author();
+        let role = (ctx.client.role_of(author).await).with_context(|| {
+            format!(
+                "reading the role of @{author}, who opened #{}",
+                other.number
+            )
+        })?;
+        let (n, me) = (other.number, &ctx.me);
+        if crate::protocol::rules::writes_for_the_repository(author, role) {
+            anyhow::bail!(crate::text::trust::registry_of_an_untrusted_writer(
+                n, author, me
+            ));
+        }
+        tracing::warn!("{}", crate::text::trust::untrusted_registry(n, author, me));
     }
     let body = format!(
         "{}\n\n{}",
