@@ -174,7 +174,7 @@ fn documented_crontab_command(schedule: &str) -> String {
 
 /// Host `host` set up as docs/operations.md says: the binary in ~/.cargo/bin, the environment
 /// file, and its state folder where its Runs keep their records. Returns its home.
-fn cron_host(world: &World, host: &str) -> std::path::PathBuf {
+pub(crate) fn cron_host(world: &World, host: &str) -> std::path::PathBuf {
     let home = world.dir.path().join(format!("home-{host}"));
     std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
     std::fs::create_dir_all(home.join(".config/thirdshift")).unwrap();
@@ -198,7 +198,7 @@ fn cron_host(world: &World, host: &str) -> std::path::PathBuf {
 }
 
 /// Runs `command` as cron runs a line: `/bin/sh -c` with cron's environment only.
-async fn as_cron(home: &Path, command: &str) -> std::process::Output {
+pub(crate) async fn as_cron(home: &Path, command: &str) -> std::process::Output {
     tokio::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(command)

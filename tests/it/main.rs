@@ -48,6 +48,7 @@ mod salvage;
 mod stale_reads;
 
 // Steering: commands, cancel, pickup.
+mod agent_script;
 mod cancel;
 mod commands;
 mod pickup;
