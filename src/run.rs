@@ -170,14 +170,17 @@ fn on_path(command: &mut std::process::Command) {
         return;
     };
     command.env("THIRDSHIFT_BIN", &exe);
-    let Some(dir) = exe.parent() else {
-        return;
-    };
-    let rest = std::env::var_os("PATH").unwrap_or_default();
-    let dirs = std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest));
-    if let Ok(path) = std::env::join_paths(dirs) {
+    if let Ok(path) = std::env::join_paths(command_path(&exe)) {
         command.env("PATH", path);
     }
+}
+
+/// The `PATH` a Run gives its command: the folder of this binary (`exe`) first, then its own.
+pub fn command_path(exe: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    (exe.parent().map(std::path::Path::to_path_buf).into_iter())
+        .chain(std::env::split_paths(&rest))
+        .collect()
 }
 
 /// The signals that make a Run hand its issue back.

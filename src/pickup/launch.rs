@@ -44,8 +44,16 @@ impl Launch {
             )
             .into());
         }
+        let exe = std::env::current_exe().context("finding this program's path")?;
+        let path = crate::run::command_path(&exe);
+        if let Err(why) = startable(&cmd[0], &path) {
+            return Err(crate::exit::Exit::usage(format!(
+                "pickup's command cannot be started, so nothing is claimed: {why}"
+            ))
+            .into());
+        }
         Ok(Launch {
-            exe: std::env::current_exe().context("finding this program's path")?,
+            exe,
             config,
             kind: None,
             harness: None,
@@ -202,9 +210,54 @@ fn last_line(log: &Path) -> String {
     )
 }
 
+/// Whether `program` can be started as a Run would start it, from this folder with `path`: a
+/// path (with a `/`) to an executable file, or a name found as one on `path`; why not, if not.
+fn startable(program: &str, path: &[PathBuf]) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = Path::new(program);
+        return match std::fs::metadata(p) {
+            Err(e) => Err(format!("`{program}`: {e}")),
+            Ok(_) if !executable(p) => Err(format!("`{program}` is not an executable file")),
+            Ok(_) => Ok(()),
+        };
+    }
+    if program.is_empty() || !path.iter().any(|dir| executable(&dir.join(program))) {
+        return Err(format!("`{program}` is not an executable on PATH"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_is_startable_only_as_an_executable_file_or_a_name_on_path() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let (script, plain) = (dir.path().join("agent"), dir.path().join("notes"));
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(&plain, "").unwrap();
+        let path = vec![dir.path().to_path_buf()];
+        assert_eq!(startable(script.to_str().unwrap(), &[]), Ok(()));
+        assert_eq!(startable("agent", &path), Ok(()));
+        let missing = startable("/no/such/agent", &path).unwrap_err();
+        assert!(missing.starts_with("`/no/such/agent`: "), "{missing}");
+        assert_eq!(
+            startable(plain.to_str().unwrap(), &path),
+            Err(format!("`{}` is not an executable file", plain.display()))
+        );
+        assert_eq!(
+            startable("agnt", &path),
+            Err("`agnt` is not an executable on PATH".into())
+        );
+        assert!(startable("notes", &path).is_err());
+    }
 
     #[test]
     fn log_names_the_issue_and_the_time() {

@@ -445,3 +445,33 @@ async fn host_report_shows_capacity_and_slots_in_use_and_is_not_rewritten_unchan
     assert_eq!(writes(&world), Vec::<String>::new());
     run.kill_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pickup_with_a_command_that_cannot_start_names_it_and_claims_nothing() {
+    let world = World::new().await;
+    let issue = world.ready_issue("would be taken");
+    let config = config(&world, &[("h1", 1)]);
+    for command in ["/no/such/agent", "agnt-script"] {
+        // When pickup is given a command that is not there (a typo)
+        let out = world
+            .cli("h1")
+            .arg("--config")
+            .arg(&config)
+            .args(["pickup", "--", command])
+            .output()
+            .await
+            .unwrap();
+        // Then it is a usage error naming the command, and nothing reached GitHub
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let said = stderr(&out);
+        assert!(said.contains(&format!("`{command}`")), "{said}");
+        assert!(said.contains("nothing is claimed"), "{said}");
+        assert!(
+            world.sim.requests().is_empty(),
+            "{:?}",
+            world.sim.requests()
+        );
+        assert!(world.records(issue).is_empty());
+        assert_eq!(world.labels(issue), [READY]);
+    }
+}
