@@ -141,7 +141,8 @@ pub enum Command {
         dry_run: bool,
     },
     /// Ask the owning host to stop the Run on an issue: posts a cancel request (once) that the
-    /// host's next `observe` carries out. Exit 0, also when there is nothing to cancel.
+    /// host's next `observe` carries out; the issue then waits for a person (or `--requeue`).
+    /// Exit 0, also when there is nothing to cancel.
     Cancel {
         /// The issue whose Run to stop.
         #[arg(long)]
@@ -149,6 +150,10 @@ pub enum Command {
         /// Why, in a sentence, for the request and the end record.
         #[arg(long)]
         reason: Option<String>,
+        /// Put the issue straight back in the queue once the Run has stopped. Without it the
+        /// cancel holds the issue: pickup leaves it until a person puts the ready label back.
+        #[arg(long)]
+        requeue: bool,
     },
     /// Handle one issue_comment event payload: a `/thirdshift` command in a new comment.
     Command {

@@ -2,9 +2,10 @@
 //! Ready issues, one detached Run each (`run --issue N [--kind K] [--harness H] -- CMD...`), then
 //! exit. Free capacity is the host's capacity minus its live Claims (local records
 //! across every repository, checked alive in the process table); when nothing is free, pickup says
-//! so and sends no request to GitHub at all. Otherwise it lists the open Ready issues, keeps those
-//! a Run may take (no `in-progress`, hand-off or configured skip label, no active claim), in the
-//! configured order, and starts `run --issue N -- CMD...` for each until the free slots are filled,
+//! so and sends no request to GitHub at all. At its Failure limit (`pickup.failure_limit` open
+//! issues this host handed to people for failing) it says so and takes nothing. Otherwise it lists
+//! the open Ready issues, keeps those a Run may take (no `in-progress`, hand-off or configured skip
+//! label, no active claim, not held by its latest end: `pickup/holds.rs`), in the configured order, and starts `run --issue N -- CMD...` for each until the free slots are filled,
 //! waiting only until that Run has won or lost its Claim (a lost race moves on to the next issue).
 //!
 //! Runs are started in their own session, with no stdin, their output appended to a log in the
@@ -13,6 +14,7 @@
 //! protocol. Two pickups on one host take turns (a lock file in the state folder), so they cannot
 //! both count the same free slot. Starting and watching one Run is `pickup/launch.rs`.
 
+mod holds;
 mod launch;
 
 use anyhow::Context as _;
@@ -80,10 +82,13 @@ impl Slots {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PickupReport {
     pub slots: Slots,
-    /// Set when the pass started nothing because nothing was free (and asked GitHub nothing).
+    /// Set when the pass started nothing: nothing was free (and GitHub was asked nothing), or
+    /// the host is at its Failure limit.
     pub skipped: Option<String>,
     /// Ready issues that were left alone because an active claim owns them.
     pub owned: Vec<u64>,
+    /// Ready issues left alone because their latest end holds them (`protocol::failures`).
+    pub held: Vec<u64>,
     pub tried: Vec<Tried>,
 }
 
@@ -143,10 +148,19 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         skipped: slots.skip_reason(max),
         slots,
         owned: Vec::new(),
+        held: Vec::new(),
         tried: Vec::new(),
     };
     if let Some(why) = &report.skipped {
         println!("{}", crate::text::for_terminal(why));
+        return Ok(report);
+    }
+    let failing = holds::failing_here(ctx).await?;
+    if failing.len() >= ctx.config.pickup.failure_limit as usize {
+        let limit = ctx.config.pickup.failure_limit;
+        let why = crate::text::failures::host_at_limit(&report.slots.host, limit, &failing);
+        println!("{}", crate::text::for_terminal(&why));
+        report.skipped = Some(why);
         return Ok(report);
     }
     let free = report.slots.free(max) as usize;
@@ -167,9 +181,15 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         }
         let n = issue.number;
         let comments = ctx.client.list_issue_comments(n).await?;
-        if let Some(owner) = crate::store::ownership(ctx, n, &comments).owner {
+        let own = crate::store::ownership(ctx, n, &comments);
+        if let Some(owner) = &own.owner {
             println!("#{n}: skipped, claimed by host {}", owner.record.host);
             report.owned.push(n);
+            continue;
+        }
+        if let Some(why) = holds::held(ctx, n, &own, &comments).await? {
+            println!("{}", crate::text::for_terminal(&why));
+            report.held.push(n);
             continue;
         }
         let span = tracing::info_span!("pickup", issue = n);

@@ -74,12 +74,17 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let ctx = Ctx::connect(&g.options(), None).await?;
             reconcile_cmd(&ctx).await
         }
-        Command::Cancel { issue, reason } => {
+        Command::Cancel {
+            issue,
+            reason,
+            requeue,
+        } => {
             if let Some(r) = &reason {
                 refuse_text(r, &format!("no cancel is asked on #{issue}"))?;
             }
             let ctx = Ctx::connect(&g.options(), None).await?;
-            let answer = crate::observe::cancel::cancel(&ctx, issue, reason).await?;
+            let asked = crate::observe::cancel::Asked { reason, requeue };
+            let answer = crate::observe::cancel::cancel(&ctx, issue, asked).await?;
             println!("{}", for_terminal(&answer));
             Ok(OK)
         }

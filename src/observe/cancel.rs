@@ -57,9 +57,19 @@ pub fn target(own: &Ownership) -> CancelTarget<'_> {
     }
 }
 
+/// What `cancel --issue N` asks besides stopping the Run.
+#[derive(Clone, Debug, Default)]
+pub struct Asked {
+    /// Why, in the asker's words.
+    pub reason: Option<String>,
+    /// `--requeue`: the issue goes straight back to the queue; else the cancel holds it.
+    pub requeue: bool,
+}
+
 /// `cancel --issue N`: posts a cancel request for the Run that owns issue `n`, unless one is
 /// pending or no Run is active; returns the answer to print. Exit 0 in every one of these cases.
-pub async fn cancel(ctx: &Ctx, n: u64, reason: Option<String>) -> anyhow::Result<String> {
+pub async fn cancel(ctx: &Ctx, n: u64, asked: Asked) -> anyhow::Result<String> {
+    let Asked { reason, requeue } = asked;
     ctx.client
         .get_issue(n)
         .await
@@ -86,6 +96,7 @@ pub async fn cancel(ctx: &Ctx, n: u64, reason: Option<String>) -> anyhow::Result
         reason: reason.filter(|r| !r.trim().is_empty()),
         requested_at: Utc::now(),
         recover: false,
+        requeue,
     };
     let posted = post_record(
         ctx,
@@ -129,6 +140,7 @@ async fn cancel_adopted(
         reason: reason.filter(|r| !r.trim().is_empty()),
         requested_at: Utc::now(),
         recover: false,
+        requeue: false,
     };
     let body = record.to_comment();
     let posted = post_record(ctx, n, &record.request_id, Kind::Cancel, &body)

@@ -13,6 +13,7 @@ use chrono::Utc;
 
 use crate::context::Ctx;
 use crate::host::LocalStatus;
+use crate::protocol::failures;
 use crate::protocol::record::Ownership;
 use crate::protocol::record::{ClaimRecord, ClaimState, EndRecord, Kind, Outcome};
 use crate::protocol::resume::hand_off;
@@ -73,27 +74,12 @@ pub async fn end_claim(
     end.signal = ending.signal;
     end.kept.clone_from(&ending.kept);
     end.claim_comment_id = Some(view.comment_id);
-    let origin = if owner && ending.started {
-        origin_of(ctx, record, ending.outcome).await
-    } else {
-        None
-    };
-    let list: Vec<String> = if owner {
-        let on_origin = origin.as_ref().map(|o| o.facts());
-        let (outcome, started, kept) = (ending.outcome, ending.started, ending.kept.as_ref());
-        end_labels(
-            &ctx.config.labels,
-            record,
-            outcome,
-            started,
-            on_origin,
-            kept,
-        )
+    let list = if owner {
+        owned_labels(ctx, &own, record, ending, &mut end).await
     } else {
         Vec::new()
     };
     end.labels_after = owner.then(|| list.clone());
-    end.pull_request = origin.as_ref().and_then(|o| o.pull_request());
     let queued = ctx.config.labels.queues(&list);
     if ending.outcome != Outcome::Done && ending.started && !queued {
         hand_off(&mut end, record);
@@ -121,6 +107,31 @@ pub async fn end_claim(
     Ok(Released::Ended {
         url: posted.html_url,
     })
+}
+
+/// The labels the issue of `record`, a Claim that owns it, gets as its Run ended (`ending`):
+/// by the label conventions from what origin holds (read when they depend on it; its pull
+/// request goes into `end`), then settled at the failure limit or for a cancel
+/// (`protocol::failures::settle`, which lists the failures in `end`).
+async fn owned_labels(
+    ctx: &Ctx,
+    own: &Ownership,
+    record: &ClaimRecord,
+    ending: &Ending,
+    end: &mut EndRecord,
+) -> Vec<String> {
+    let origin = if ending.started {
+        origin_of(ctx, record, ending.outcome).await
+    } else {
+        None
+    };
+    let on_origin = origin.as_ref().map(|o| o.facts());
+    let (outcome, started, kept) = (ending.outcome, ending.started, ending.kept.as_ref());
+    let labels = &ctx.config.labels;
+    let list = end_labels(labels, record, outcome, started, on_origin, kept);
+    end.pull_request = origin.as_ref().and_then(|o| o.pull_request());
+    let limit = ctx.config.recovery.max_failures;
+    failures::settle(labels, own, record, end, list, limit)
 }
 
 /// What origin holds of the Run's Issue branch, read the way reconcile reads it before choosing

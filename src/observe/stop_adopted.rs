@@ -206,6 +206,7 @@ async fn record_ending(ctx: &Ctx, id: &str, asked: &Asked) -> anyhow::Result<Opt
             resume: None,
             session: None,
             adopted: Some(Box::new(asked.evidence.clone())),
+            failures: Vec::new(),
             ended_at: Utc::now(),
         };
         crate::store::post_record(ctx, n, id, Kind::End, &end.to_comment()).await?;

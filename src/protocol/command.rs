@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! /thirdshift recover [--continue] [--force] [--kill]
-//! /thirdshift cancel
+//! /thirdshift cancel [--requeue]
 //! /thirdshift status
 //! /thirdshift help
 //! ```
@@ -46,22 +46,25 @@ impl Verb {
     /// The flags the verb accepts.
     pub fn flags(self) -> &'static [Flag] {
         match self {
-            Verb::Recover => &Flag::ALL,
-            Verb::Cancel | Verb::Status | Verb::Help => &[],
+            Verb::Recover => &[Flag::Continue, Flag::Force, Flag::Kill],
+            Verb::Cancel => &[Flag::Requeue],
+            Verb::Status | Verb::Help => &[],
         }
     }
 }
 
-/// A flag of `recover`. Its help text is an exhaustive match in `text::replies::flag_help`.
+/// A flag of `recover` or `cancel`. Its help text is an exhaustive match in
+/// `text::replies::flag_help`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Flag {
     Continue,
     Force,
     Kill,
+    Requeue,
 }
 
 impl Flag {
-    pub const ALL: [Flag; 3] = [Flag::Continue, Flag::Force, Flag::Kill];
+    pub const ALL: [Flag; 4] = [Flag::Continue, Flag::Force, Flag::Kill, Flag::Requeue];
 
     /// The flag as written, with its dashes.
     pub fn name(self) -> &'static str {
@@ -69,6 +72,7 @@ impl Flag {
             Flag::Continue => "--continue",
             Flag::Force => "--force",
             Flag::Kill => "--kill",
+            Flag::Requeue => "--requeue",
         }
     }
 }
@@ -84,12 +88,29 @@ pub struct Recover {
     pub kill: bool,
 }
 
-impl Recover {
+/// The flags given to `cancel`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cancel {
+    /// Hand the issue straight back to the queue; without it the cancel holds the issue until a
+    /// person puts the ready label back.
+    pub requeue: bool,
+}
+
+/// Every flag given, whichever verb: each verb accepts only its own (`Verb::flags`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Given {
+    recover: Recover,
+    cancel: Cancel,
+}
+
+impl Given {
+    /// Sets `flag`; false when it was given already.
     fn set(&mut self, flag: Flag) -> bool {
         let slot = match flag {
-            Flag::Continue => &mut self.continue_,
-            Flag::Force => &mut self.force,
-            Flag::Kill => &mut self.kill,
+            Flag::Continue => &mut self.recover.continue_,
+            Flag::Force => &mut self.recover.force,
+            Flag::Kill => &mut self.recover.kill,
+            Flag::Requeue => &mut self.cancel.requeue,
         };
         !std::mem::replace(slot, true)
     }
@@ -99,7 +120,7 @@ impl Recover {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
     Recover(Recover),
-    Cancel,
+    Cancel(Cancel),
     Status,
     Help,
 }
@@ -108,7 +129,7 @@ impl Command {
     pub fn verb(self) -> Verb {
         match self {
             Command::Recover(_) => Verb::Recover,
-            Command::Cancel => Verb::Cancel,
+            Command::Cancel(_) => Verb::Cancel,
             Command::Status => Verb::Status,
             Command::Help => Verb::Help,
         }
@@ -117,17 +138,18 @@ impl Command {
     /// The command in its canonical spelling, e.g. `recover --continue --force`.
     pub fn canonical(self) -> String {
         let mut out = self.verb().name().to_string();
-        if let Command::Recover(r) = self {
-            for (on, flag) in [
+        let flags = match self {
+            Command::Recover(r) => vec![
                 (r.continue_, Flag::Continue),
                 (r.force, Flag::Force),
                 (r.kill, Flag::Kill),
-            ] {
-                if on {
-                    out.push(' ');
-                    out.push_str(flag.name());
-                }
-            }
+            ],
+            Command::Cancel(c) => vec![(c.requeue, Flag::Requeue)],
+            Command::Status | Command::Help => vec![],
+        };
+        for (_, flag) in flags.into_iter().filter(|(on, _)| *on) {
+            out.push(' ');
+            out.push_str(flag.name());
         }
         out
     }
@@ -213,7 +235,7 @@ fn parse_words<'a>(mut words: impl Iterator<Item = &'a str>) -> Result<Command, 
             word: clip(word),
             suggestion: closest(word, &Verb::ALL, |v| v.name()),
         })?;
-    let mut recover = Recover::default();
+    let mut given = Given::default();
     for word in words {
         if !word.starts_with('-') {
             return Err(ParseError::UnexpectedArgument {
@@ -229,13 +251,13 @@ fn parse_words<'a>(mut words: impl Iterator<Item = &'a str>) -> Result<Command, 
                 suggestion: closest(word, accepted, |f| f.name()),
             });
         };
-        if !recover.set(flag) {
+        if !given.set(flag) {
             return Err(ParseError::DuplicateFlag { verb, flag });
         }
     }
     Ok(match verb {
-        Verb::Recover => Command::Recover(recover),
-        Verb::Cancel => Command::Cancel,
+        Verb::Recover => Command::Recover(given.recover),
+        Verb::Cancel => Command::Cancel(given.cancel),
         Verb::Status => Command::Status,
         Verb::Help => Command::Help,
     })

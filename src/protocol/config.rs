@@ -166,6 +166,9 @@ pub struct PickupConfig {
     /// `labels.hand_off`, which are always skipped.
     pub skip_labels: Vec<String>,
     pub order: PickupOrder,
+    /// This host's Failure limit: pickup takes nothing while this many open issues, whose last
+    /// Run was this host's, were handed to people for failing (as thirdshift's Failure limit).
+    pub failure_limit: u32,
 }
 
 impl Default for PickupConfig {
@@ -175,6 +178,7 @@ impl Default for PickupConfig {
                 .map(String::from)
                 .to_vec(),
             order: PickupOrder::LowestFirst,
+            failure_limit: 3,
         }
     }
 }
@@ -200,6 +204,9 @@ pub struct Recovery {
     pub on_dead: OnDead,
     /// Continuations per issue, counted from its end records.
     pub max_continuations: u32,
+    /// An issue whose last this many Runs failed, died or were cancelled with nothing on origin
+    /// is handed to people rather than queued or continued again, counted from its end records.
+    pub max_failures: u32,
 }
 
 impl Default for Recovery {
@@ -207,6 +214,7 @@ impl Default for Recovery {
         Recovery {
             on_dead: OnDead::Fail,
             max_continuations: 2,
+            max_failures: 2,
         }
     }
 }
@@ -370,6 +378,19 @@ impl Config {
             return Err(
                 "observe.refresh_mins must be 1 or more (minutes between rewrites of an \
                  unchanged host report)"
+                    .into(),
+            );
+        }
+        let most = crate::protocol::record::end::MAX_FAILURES_LISTED;
+        if !(1..=most).contains(&(self.recovery.max_failures as usize)) {
+            return Err(format!(
+                "recovery.max_failures must be from 1 to {most} (found {})",
+                self.recovery.max_failures
+            ));
+        }
+        if self.pickup.failure_limit == 0 {
+            return Err(
+                "pickup.failure_limit must be 1 or more (0 would never let pickup take an issue)"
                     .into(),
             );
         }

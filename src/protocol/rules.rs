@@ -213,18 +213,16 @@ mod tests {
     }
 
     #[test]
-    fn cancelled_claims_are_handed_back_like_handed_back_ones() {
+    fn handed_back_claims_are_requeued_and_cancelled_ones_held() {
         let labels = Labels::default();
         let mut record = crate::protocol::record::claim::tests::sample_claim();
-        for outcome in [Outcome::HandedBack, Outcome::Cancelled] {
-            record.removed_ready = true;
-            assert_eq!(
-                labels_after(&labels, &record, outcome, None, None),
-                ["ready-for-agent"]
-            );
-            record.removed_ready = false;
-            assert!(labels_after(&labels, &record, outcome, None, None).is_empty());
-        }
+        record.removed_ready = true;
+        let back = labels_after(&labels, &record, Outcome::HandedBack, None, None);
+        assert_eq!(back, ["ready-for-agent"]);
+        let held = labels_after(&labels, &record, Outcome::Cancelled, None, None);
+        assert!(held.is_empty(), "a cancel holds: {held:?}");
+        record.removed_ready = false;
+        assert!(labels_after(&labels, &record, Outcome::HandedBack, None, None).is_empty());
     }
 
     fn kept(nothing_to_keep: bool, pushed: bool) -> Salvage {

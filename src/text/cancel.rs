@@ -10,11 +10,11 @@ pub fn cancel_comment(r: &CancelRecord) -> String {
     let mut out = format!(
         "🛑 **Cancel requested** for claim {} by {} at {}. The host running it stops the Run at \
          its next `observe` (SIGTERM, then SIGKILL after a grace period), commits and pushes what \
-         its worktree holds to the Issue branch, ends the Claim as cancelled and hands the issue \
-         back.",
+         its worktree holds to the Issue branch, ends the Claim as cancelled and {}",
         code(&r.claim_id),
         code(&r.requested_by),
-        time(r.requested_at)
+        time(r.requested_at),
+        after_cancel(r.requeue)
     );
     if let Some(reason) = r.reason.as_deref().filter(|t| !t.trim().is_empty()) {
         out.push_str("\n\n");
@@ -25,6 +25,15 @@ pub fn cancel_comment(r: &CancelRecord) -> String {
         code(&r.request_id)
     ));
     out
+}
+
+/// What becomes of the issue once a cancel has stopped its Run.
+pub fn after_cancel(requeue: bool) -> &'static str {
+    if requeue {
+        "puts the issue straight back in the queue (`--requeue`)."
+    } else {
+        "holds the issue: no Run takes it again until a person puts the ready label back."
+    }
 }
 
 /// `cancel`'s answer when it posted a request.

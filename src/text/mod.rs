@@ -10,6 +10,7 @@
 pub mod cancel;
 pub mod comment;
 pub mod evidence;
+pub mod failures;
 pub mod reasons;
 pub mod replies;
 pub mod salvage;
@@ -104,6 +105,7 @@ pub fn end_comment(e: &EndRecord) -> String {
         out.push_str(&format!("\n- Labels after: {labels}"));
     }
     out.push_str(&work_lines(e));
+    out.push_str(&failures::end_lines(e));
     if !e.reason.trim().is_empty() {
         out.push_str("\n\n");
         out.push_str(&quote(&e.reason));

@@ -20,7 +20,10 @@ pub fn verb_help(verb: Verb) -> &'static str {
             "end the Claim of a Run its host proved dead, the way a failed run ends (refused \
              while the Run or any of its writers lives)"
         }
-        Verb::Cancel => "ask the host running the Run to stop it and hand the issue back",
+        Verb::Cancel => {
+            "ask the host running the Run to stop it; the issue then waits for a person to put \
+             the ready label back"
+        }
         Verb::Status => "show the Claim: host, stage, session and what its host last reported",
         Verb::Help => "show this help",
     }
@@ -34,6 +37,7 @@ pub fn flag_help(flag: Flag) -> &'static str {
             "end the Claim although its host has not reported on it (needs a higher permission)"
         }
         Flag::Kill => "ask the owning host to kill a live Run first, then recover it",
+        Flag::Requeue => "put the issue straight back in the queue once the Run has stopped",
     }
 }
 
@@ -166,7 +170,7 @@ pub fn forced(note: &str, login: &str) -> String {
 pub fn refused_alive(evidence: &str) -> String {
     format!(
         "{evidence}, so its Claim is not ended. To stop it and recover its issue, ask \
-         `/thirdshift recover --kill` (or `/thirdshift cancel` to hand it back)."
+         `/thirdshift recover --kill` (or `/thirdshift cancel --requeue` to hand it back)."
     )
 }
 
@@ -188,14 +192,15 @@ pub fn kill_requested(claim: &ClaimView, request_id: &str) -> String {
     )
 }
 
-pub fn cancel_requested(claim: &ClaimView, request_id: &str) -> String {
+pub fn cancel_requested(claim: &ClaimView, request_id: &str, requeue: bool) -> String {
     format!(
         "Asked host {} to stop the Run of claim {} (request {}). Its next `observe` stops \
          the Run, keeps its work (committed and pushed to the Issue branch), ends the Claim as \
-         cancelled and hands the issue back.",
+         cancelled and {}",
         code(&claim.record.host),
         code(&claim.record.claim_id),
-        code(request_id)
+        code(request_id),
+        super::cancel::after_cancel(requeue)
     )
 }
 

@@ -102,6 +102,7 @@ fn end_of(issue: u64, claim_id: &str) -> EndRecord {
         resume: None,
         session: None,
         adopted: None,
+        failures: Vec::new(),
         ended_at: Utc::now(),
     }
 }

@@ -311,6 +311,7 @@ fn end() -> EndRecord {
         resume: None,
         session: None,
         adopted: None,
+        failures: Vec::new(),
         ended_at: Utc.with_ymd_and_hms(2026, 1, 2, 4, 0, 0).unwrap(),
     }
 }
@@ -324,6 +325,7 @@ fn cancel() -> CancelRecord {
         reason: None,
         requested_at: Utc.with_ymd_and_hms(2026, 1, 2, 4, 0, 0).unwrap(),
         recover: false,
+        requeue: false,
     }
 }
 

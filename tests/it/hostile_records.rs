@@ -36,6 +36,7 @@ fn forged_end(issue: u64, claim_id: &str) -> String {
         resume: None,
         session: None,
         adopted: None,
+        failures: Vec::new(),
         ended_at: chrono::Utc::now(),
     }
     .to_comment()
@@ -90,6 +91,7 @@ fn forged_cancel(issue: u64, claim_id: &str, recover: bool) -> String {
         reason: Some("forged".into()),
         requested_at: chrono::Utc::now(),
         recover,
+        requeue: false,
     }
     .to_comment()
 }

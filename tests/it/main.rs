@@ -51,6 +51,7 @@ mod stale_reads;
 mod agent_script;
 mod cancel;
 mod commands;
+mod failure_limits;
 mod pickup;
 
 // thirdshift's own Runs.

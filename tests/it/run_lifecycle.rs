@@ -257,6 +257,7 @@ fn superseded(issue: u64, claim_id: &str, comment: u64) -> EndRecord {
         resume: None,
         session: None,
         adopted: None,
+        failures: Vec::new(),
         ended_at: chrono::Utc::now(),
     }
 }

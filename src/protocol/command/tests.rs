@@ -26,7 +26,14 @@ fn every_command_and_flag_parses_from_the_first_line() {
             "/thirdshift recover --kill --continue --force",
             recover(true, true, true),
         ),
-        ("/thirdshift cancel", Parsed::Command(Command::Cancel)),
+        (
+            "/thirdshift cancel",
+            Parsed::Command(Command::Cancel(Cancel::default())),
+        ),
+        (
+            "/thirdshift cancel --requeue",
+            Parsed::Command(Command::Cancel(Cancel { requeue: true })),
+        ),
         ("/thirdshift status", Parsed::Command(Command::Status)),
         ("/thirdshift help", Parsed::Command(Command::Help)),
         // blank lines before it, spaces around it, CRLF, text on later lines
@@ -36,7 +43,7 @@ fn every_command_and_flag_parses_from_the_first_line() {
         ),
         (
             "/thirdshift\tcancel\nplease stop",
-            Parsed::Command(Command::Cancel),
+            Parsed::Command(Command::Cancel(Cancel::default())),
         ),
     ];
     for (body, want) in table {

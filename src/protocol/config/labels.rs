@@ -75,7 +75,8 @@ pub enum Ending {
     FailedWithNothing,
     /// The Run was stopped by a signal (SIGINT, SIGTERM, SIGHUP).
     HandedBack,
-    /// The Run was stopped on a cancel request.
+    /// The Run was stopped on a cancel request. A cancel holds the issue: the ready label is
+    /// never put back, unless the request asked `--requeue` (`protocol::failures::settle`).
     Cancelled,
 }
 
@@ -141,7 +142,7 @@ impl Labels {
             (_, Ending::FailedWithNothing) => vec![ready],
             (Preset::Default, Ending::HandedBack) => vec![ready],
             (Preset::Thirdshift, Ending::HandedBack) => vec![NEEDS_TRIAGE],
-            (_, Ending::Cancelled) => vec![ready],
+            (_, Ending::Cancelled) => vec![],
         };
         names.into_iter().map(str::to_string).collect()
     }
@@ -170,7 +171,7 @@ mod tests {
         assert_eq!(l.after(Ending::FailedWithWork), ["ready-for-human"]);
         assert_eq!(l.after(Ending::FailedWithNothing), ["ready-for-agent"]);
         assert_eq!(l.after(Ending::HandedBack), ["ready-for-agent"]);
-        assert_eq!(l.after(Ending::Cancelled), ["ready-for-agent"]);
+        assert!(l.after(Ending::Cancelled).is_empty());
     }
 
     #[test]

@@ -32,6 +32,10 @@ pub struct CancelRecord {
     /// (to people when it started work) rather than `cancelled`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recover: bool,
+    /// Set by `--requeue`: the stopped Run's issue goes straight back to the queue. Without it
+    /// a cancel holds the issue until a person puts the ready label back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requeue: bool,
 }
 
 impl CancelRecord {
@@ -86,6 +90,7 @@ pub(crate) mod tests {
             reason: Some("wrong approach, stop it".into()),
             requested_at: Utc.with_ymd_and_hms(2025, 3, 4, 5, 30, 0).unwrap(),
             recover: false,
+            requeue: false,
         }
     }
 

@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_claim_id, field};
 
+/// The most Runs an end record lists as failures (`recovery.max_failures` is at most this).
+pub const MAX_FAILURES_LISTED: usize = 10;
+
 /// How a Claim ended. Kebab-case on the wire (`handed-back`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -124,7 +127,20 @@ pub struct EndRecord {
     /// on, as its host read it from thirdshift's own record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopted: Option<Box<AdoptedEvidence>>,
+    /// Set when this end hands the issue to people at the failure limit
+    /// (`recovery.max_failures`): the Runs that failed in a row, this one last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailedRun>,
     pub ended_at: DateTime<Utc>,
+}
+
+/// One Run counted toward an issue's failure limit, as its end record tells it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedRun {
+    pub claim_id: String,
+    pub host: String,
+    pub outcome: Outcome,
+    pub reason: String,
 }
 
 /// What identifies the thirdshift Command an end record ends: its host, its record's path under
@@ -180,6 +196,7 @@ impl EndRecord {
             resume: None,
             session: None,
             adopted: None,
+            failures: Vec::new(),
             ended_at,
         }
     }
@@ -219,6 +236,16 @@ impl EndRecord {
             field::name("adopted.process_start", &a.process_start)?;
             field::pid("adopted.pid", a.pid)?;
         }
+        if self.failures.len() > MAX_FAILURES_LISTED {
+            return Err(format!(
+                "failures lists more than {MAX_FAILURES_LISTED} Runs"
+            ));
+        }
+        for f in &self.failures {
+            check_claim_id(&f.claim_id)?;
+            field::name("failures.host", &f.host)?;
+            field::text("failures.reason", &f.reason)?;
+        }
         if let Some(c) = &self.continuation {
             field::opt_name("continuation.branch", c.branch.as_deref())?;
             field::opt_name("continuation.agent_session", c.agent_session.as_deref())?;
@@ -255,6 +282,7 @@ pub(crate) mod tests {
             resume: None,
             session: None,
             adopted: None,
+            failures: Vec::new(),
             ended_at: Utc.with_ymd_and_hms(2025, 3, 4, 6, 0, 0).unwrap(),
         }
     }

@@ -101,6 +101,7 @@ impl Planner<'_> {
                 pid: facts.pid,
                 process_start: facts.process_start.clone(),
             })),
+            failures: Vec::new(),
             ended_at: self.input.now,
         };
         s.end(end);

@@ -12,7 +12,7 @@
 //! reported, naming the person as the end record's actor. `cancel` posts a cancel request;
 //! `status` and `help` only answer.
 
-use crate::protocol::command::{Command, Parsed, Recover};
+use crate::protocol::command::{Cancel, Command, Parsed, Recover};
 use crate::protocol::record::{Answer, CancelRecord, ClaimView, ReplyRecord, Verdict};
 use crate::protocol::rules::REFUSAL_REPLY_EVERY;
 use crate::snapshot::{CommandView, IssueSnapshot};
@@ -150,7 +150,7 @@ impl Planner<'_> {
         match command {
             Command::Help => Reply::new(Answer::Answered, None, text::help()),
             Command::Status => self.status(issue),
-            Command::Cancel => self.cancel(issue, cmd, s),
+            Command::Cancel(flags) => self.cancel(issue, cmd, flags, s),
             Command::Recover(flags) => {
                 let force = self.config.commands.force_permission;
                 if flags.force && cmd.role < force {
@@ -187,7 +187,13 @@ impl Planner<'_> {
         Reply::new(Answer::Answered, Some(owner), text::status(owner, &verdict))
     }
 
-    fn cancel(&self, issue: &IssueSnapshot, cmd: &CommandView, s: &mut Steps) -> Reply {
+    fn cancel(
+        &self,
+        issue: &IssueSnapshot,
+        cmd: &CommandView,
+        flags: Cancel,
+        s: &mut Steps,
+    ) -> Reply {
         let own = &issue.ownership;
         let Some(owner) = own.owner.as_ref().filter(|_| issue.open) else {
             if let Some(reply) = self.cancel_adopted(issue, cmd, s) {
@@ -199,8 +205,8 @@ impl Planner<'_> {
             let detail = text::already_requested(owner, p.comment_id);
             return Reply::new(Answer::AlreadyRequested, Some(owner), detail);
         }
-        let id = self.request(owner, cmd, "cancel", false, s);
-        let detail = text::cancel_requested(owner, &id);
+        let id = self.request(owner, cmd, Command::Cancel(flags), s);
+        let detail = text::cancel_requested(owner, &id, flags.requeue);
         Reply::new(Answer::CancelRequested, Some(owner), detail)
     }
 
@@ -233,6 +239,7 @@ impl Planner<'_> {
             reason: Some(text::request_reason(&p.author, "cancel", p.comment_id)),
             requested_at: self.input.now,
             recover: false,
+            requeue: false,
         };
         let request = record.request_id.clone();
         s.requests.push(Action::PostCancel {
@@ -324,7 +331,7 @@ impl Planner<'_> {
             let detail = text::already_requested(owner, p.comment_id);
             return Reply::new(Answer::AlreadyRequested, Some(owner), detail);
         }
-        let id = self.request(owner, cmd, &Command::Recover(flags).canonical(), true, s);
+        let id = self.request(owner, cmd, Command::Recover(flags), s);
         Reply::new(
             Answer::KillRequested,
             Some(owner),
@@ -337,19 +344,22 @@ impl Planner<'_> {
         &self,
         owner: &ClaimView,
         cmd: &CommandView,
-        command: &str,
-        recover: bool,
+        command: Command,
         s: &mut Steps,
     ) -> String {
         let p = &cmd.pending;
+        let recover = matches!(command, Command::Recover(_));
+        let requeue = matches!(command, Command::Cancel(c) if c.requeue);
+        let command = command.canonical();
         let record = CancelRecord {
             request_id: request_id(p.comment_id),
             claim_id: owner.record.claim_id.clone(),
             issue: p.issue,
             requested_by: p.author.clone(),
-            reason: Some(text::request_reason(&p.author, command, p.comment_id)),
+            reason: Some(text::request_reason(&p.author, &command, p.comment_id)),
             requested_at: self.input.now,
             recover,
+            requeue,
         };
         let id = record.request_id.clone();
         s.requests.push(Action::PostCancel {

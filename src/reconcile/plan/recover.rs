@@ -1,11 +1,13 @@
 //! Ending a Claim its own host proved dead, as a failed Run ends: with what the host kept of the
 //! work and what reached origin, either re-queued as a Continuation (policy `continue`, within
 //! `max_continuations` counted from end records), put back in the queue (nothing reached origin,
-//! nothing was kept, and the Claim had removed the ready label), or handed to people with the
+//! nothing was kept, and the Claim had removed the ready label), or handed to people (also, with
+//! the failures listed, once the issue's last `max_failures` Runs failed: `protocol::failures`) with the
 //! branch, pull request, worktree and the command to resume the agent session. Pure, like the
 //! rest of `plan`.
 
 use crate::protocol::config::OnDead;
+use crate::protocol::failures;
 use crate::protocol::record::{ClaimView, Continuation, DeathReason, Outcome, RunEnding, Salvage};
 use crate::protocol::resume::hand_off;
 use crate::protocol::rules::{continuations, end_labels, labels_after};
@@ -43,28 +45,36 @@ impl Planner<'_> {
     ) -> Finding {
         let labels = &self.config.labels;
         let claim = &owner.record;
-        let done = continuations(&issue.ownership.ended);
+        let own = &issue.ownership;
+        let done = continuations(&own.ended);
         let policy = &self.config.recovery;
-        let continue_it = asked.continue_
-            || (policy.on_dead == OnDead::Continue && done < policy.max_continuations);
-        let (outcome, list, health) = if continue_it {
-            (
-                Outcome::Continued,
-                vec![labels.ready.clone()],
-                Health::Continued,
-            )
-        } else {
-            let on_origin = issue.origin.as_ref().map(|o| o.facts());
-            let list = labels_after(labels, claim, Outcome::Recovered, on_origin, kept);
-            (Outcome::Recovered, list, Health::Recovered)
-        };
-        let mut end = self.end_record(owner, outcome, why.clone());
+        let mut end = self.end_record(owner, Outcome::Recovered, why.clone());
         if let Some(actor) = &asked.actor {
             end.actor.clone_from(actor);
         }
-        end.labels_after = Some(list.clone());
         end.kept = kept.cloned();
         end.pull_request = issue.origin.as_ref().and_then(|o| o.pull_request());
+        let limit = policy.max_failures;
+        let to_people = if asked.continue_ {
+            None
+        } else {
+            failures::hand_to_people(labels, &own.ended, claim, &mut end, limit)
+        };
+        let continue_it = asked.continue_
+            || (to_people.is_none()
+                && policy.on_dead == OnDead::Continue
+                && done < policy.max_continuations);
+        let (list, health) = if continue_it {
+            end.outcome = Outcome::Continued;
+            (vec![labels.ready.clone()], Health::Continued)
+        } else if let Some(list) = to_people {
+            (list, Health::Recovered)
+        } else {
+            let on_origin = issue.origin.as_ref().map(|o| o.facts());
+            let list = labels_after(labels, claim, Outcome::Recovered, on_origin, kept);
+            (list, Health::Recovered)
+        };
+        end.labels_after = Some(list.clone());
         let queued = labels.queues(&list);
         if continue_it {
             end.continuation = Some(Continuation {
@@ -105,6 +115,8 @@ impl Planner<'_> {
         let on_origin = issue.origin.as_ref().map(|o| o.facts());
         let (outcome, started, kept) = (finished.outcome, finished.started, finished.kept.as_ref());
         let list = end_labels(labels, claim, outcome, started, on_origin, kept);
+        let limit = self.config.recovery.max_failures;
+        let list = failures::settle(labels, &issue.ownership, claim, &mut end, list, limit);
         end.labels_after = Some(list.clone());
         s.end(end);
         self.apply_labels(issue, &list, s);

@@ -71,6 +71,7 @@ fn end_of(c: &ClaimRecord, outcome: Outcome, labels_after: Option<&[&str]>) -> E
         resume: None,
         session: None,
         adopted: None,
+        failures: Vec::new(),
         ended_at: now(),
     }
 }
@@ -238,6 +239,7 @@ fn recovered(c: &ClaimRecord, comment_id: u64, label: &str) -> EndRecord {
         resume: (label == HUMAN).then(|| "cd /work/wt-issue-42 && claude --resume sess-77".into()),
         session: (label == HUMAN).then(|| "sess-77".to_string()),
         adopted: None,
+        failures: Vec::new(),
         ended_at: now(),
     }
 }
@@ -602,6 +604,7 @@ fn superseded_later_claim_is_ended_without_labels() {
         resume: None,
         session: None,
         adopted: None,
+        failures: Vec::new(),
         ended_at: now(),
     };
     assert_eq!(plan.actions, [post(end)]);
@@ -678,6 +681,7 @@ fn closed_issue_with_active_claim_is_swept() {
         resume: None,
         session: None,
         adopted: None,
+        failures: Vec::new(),
         ended_at: now(),
     };
     let superseded = EndRecord {
@@ -1143,6 +1147,7 @@ fn continue_policy_requeues_as_a_continuation_until_the_limit() {
         recovery: crate::protocol::config::Recovery {
             on_dead: crate::protocol::config::OnDead::Continue,
             max_continuations: 2,
+            max_failures: 10,
         },
         ..Config::default()
     };
@@ -1180,3 +1185,4 @@ fn continue_policy_requeues_as_a_continuation_until_the_limit() {
 
 mod adopted;
 mod answers;
+mod failures;
