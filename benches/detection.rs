@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use fleet::{BOT, BOT_TOKEN};
 use github_emulator::{Faults, Permission, Sim, SimConfig, SimServer};
-use thirdshift_reconciler::host::process::signal_session;
+use thirdshift_reconciler::host::signal_session;
 use thirdshift_reconciler::protocol::record::{
     decode, Decoded, Ownership, RawComment, Record, Trust,
 };

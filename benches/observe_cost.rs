@@ -19,11 +19,11 @@ use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use thirdshift_reconciler::host::identity::boot_id;
-use thirdshift_reconciler::host::liveness::judge;
-use thirdshift_reconciler::host::process::Stat;
-use thirdshift_reconciler::host::verdicts::Judge;
+use thirdshift_reconciler::host::boot_id;
+use thirdshift_reconciler::host::judge;
+use thirdshift_reconciler::host::Judge;
 use thirdshift_reconciler::host::ProcessTable;
+use thirdshift_reconciler::host::Stat;
 use thirdshift_reconciler::protocol::record::{ClaimRecord, Verdict};
 
 const CLAIMS: usize = 50;

@@ -4,6 +4,7 @@
 //! `emulator` feature, the `demo`.
 
 pub mod app;
+mod companion;
 #[cfg(feature = "emulator")]
 pub mod demo;
 pub mod manual;

@@ -20,7 +20,7 @@ use crate::snapshot::CommandView;
 use crate::store::read::{read_through, Listing};
 
 use crate::protocol::command::{parse, Pending};
-use crate::snapshot::pending::is_ignored_author;
+use crate::snapshot::is_ignored_author;
 
 /// The parts of an `issue_comment` event we read.
 #[derive(Debug, Deserialize)]
@@ -69,43 +69,68 @@ fn read_event(path: &Path) -> anyhow::Result<Event> {
     })
 }
 
-/// Handles the event at `path`; returns the line to print.
-pub async fn handle(ctx: &Ctx, path: &Path) -> anyhow::Result<String> {
+/// What handling a command did: the line to print, and the Claims it ended (with the plan that
+/// ended them), which the live view must show among its last recoveries: the caller writes it
+/// (`view::status::refresh_after`), as the view is another use case.
+#[derive(Debug)]
+pub struct Handled {
+    pub line: String,
+    pub ended: Option<Ended>,
+}
+
+/// Claims a command ended on `issue`, by `plan`.
+#[derive(Debug)]
+pub struct Ended {
+    pub issue: u64,
+    pub plan: crate::reconcile::Plan,
+    pub ended: Vec<apply::EndedClaim>,
+}
+
+impl From<String> for Handled {
+    fn from(line: String) -> Handled {
+        Handled { line, ended: None }
+    }
+}
+
+/// Handles the event at `path`.
+pub async fn handle(ctx: &Ctx, path: &Path) -> anyhow::Result<Handled> {
     let event = read_event(path)?;
     let (n, c) = (event.issue.number, &event.comment);
     if event.action != "created" {
         return Ok(format!(
             "comment {} on #{n} was {}: only new comments are commands; ignored",
             c.id, event.action
-        ));
+        )
+        .into());
     }
     if is_ignored_author(&c.user.login, c.user.kind.as_deref(), &ctx.me) {
         return Ok(format!(
             "comment {} on #{n} is by @{}, a bot or this tool itself; ignored",
             c.id, c.user.login
-        ));
+        )
+        .into());
     }
     let parsed = parse(c.body.as_deref().unwrap_or(""));
     if !parsed.is_addressed() {
-        return Ok(format!(
-            "comment {} on #{n} is not a /thirdshift command",
-            c.id
-        ));
+        return Ok(format!("comment {} on #{n} is not a /thirdshift command", c.id).into());
     }
     ctx.client.react_to_comment(c.id, "eyes").await?;
     let listing = read_through(ctx, n, c.id).await?;
-    let mut snapshot = crate::snapshot::read::read_issue(ctx, n).await?;
+    let mut snapshot = crate::snapshot::read_issue(ctx, n).await?;
     let waiting = snapshot
         .commands
         .iter()
         .any(|w| w.pending.comment_id == c.id);
     match listing {
-        Listing::Gone(_) => return Ok(format!("comment {} on #{n} was deleted; ignored", c.id)),
+        Listing::Gone(_) => {
+            return Ok(format!("comment {} on #{n} was deleted; ignored", c.id).into())
+        }
         Listing::Fresh(_) if !waiting => {
             return Ok(format!(
                 "comment {} on #{n} is already answered; nothing to do",
                 c.id
-            ))
+            )
+            .into())
         }
         Listing::Stale if !waiting => {
             // GitHub's list does not show the comment yet: take it from the payload.
@@ -133,14 +158,13 @@ pub async fn handle(ctx: &Ctx, path: &Path) -> anyhow::Result<String> {
     if let Some(e) = applied.errors.first() {
         anyhow::bail!("handling comment {} on #{n}: {e}", c.id);
     }
-    if !applied.ended.is_empty() {
-        // A recovery answered here must be among the dashboard's last recoveries, as a pass's
-        let published = crate::view::status::refresh_after(ctx, n, &plan, &applied.ended).await;
-        if let Err(e) = published {
-            tracing::warn!(issue = n, "the live view: {e:#}; the next pass writes it");
-        }
-    }
-    Ok(summary(&plan.actions, n, c.id))
+    let line = summary(&plan.actions, n, c.id);
+    let ended = (!applied.ended.is_empty()).then(|| Ended {
+        issue: n,
+        ended: applied.ended.clone(),
+        plan,
+    });
+    Ok(Handled { line, ended })
 }
 
 /// One line naming the answer given to comment `id`.

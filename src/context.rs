@@ -65,9 +65,9 @@ impl Ctx {
         };
         check_api_url(&api_url)?;
         let state = StateDir::resolve(globals.state_dir.as_deref())?;
-        let login_key = crate::host::login::key(&api_url, &credentials);
+        let login_key = crate::host::login_key(&api_url, &credentials);
         let client = Client::with_credentials(&api_url, credentials, repo)?;
-        let cached = crate::host::login::cached(&state, &login_key);
+        let cached = crate::host::cached_login(&state, &login_key);
         let me = match cached {
             Some(login) => login,
             None => whoami(&client, &api_url, &state, &login_key).await?,
@@ -77,7 +77,7 @@ impl Ctx {
         let cache = match (&globals.cache, globals.no_cache) {
             (_, true) => None,
             (Some(path), false) => Some(path.clone()),
-            (None, false) => Some(crate::host::state::cache_path(
+            (None, false) => Some(crate::host::cache_path(
                 state.root(),
                 &client.repo().to_string(),
             )),
@@ -118,7 +118,7 @@ async fn whoami(
         ),
         Err(e) => return Err(e).context("finding out who the credentials belong to"),
     };
-    crate::host::login::keep(state, key, &login);
+    crate::host::keep_login(state, key, &login);
     Ok(login)
 }
 

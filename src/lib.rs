@@ -16,10 +16,15 @@ pub mod protocol;
 
 pub mod text;
 
-// 2. IO: GitHub's API, then this machine, then one command's view of both.
+// 2. IO: GitHub's API, then this machine, its git (a Run's branch, its work salvaged) and
+// thirdshift's own Runs on it, then one command's view of both.
 pub mod github;
 
 pub mod host;
+
+pub mod salvage;
+
+pub mod thirdshift;
 
 pub mod context;
 
@@ -29,8 +34,11 @@ pub mod store;
 
 pub mod snapshot;
 
-// 4. What to do about it, decided (pure) and applied.
+// 4. What to do about it, decided (pure) and applied; a Claim ended the way its Run ended, on
+// its own host.
 pub mod reconcile;
+
+pub mod ending;
 
 // 5. The use cases: the live view, `/thirdshift` commands, this host's observe, a Run's life,
 // pickup.

@@ -8,7 +8,7 @@ use thirdshift_reconciler::exit;
 fn main() {
     // First, while this is the only thread: no process of the user can read our memory or
     // /proc environment, and no child inherits a credential unless handed it.
-    thirdshift_reconciler::host::process::not_dumpable();
+    thirdshift_reconciler::host::not_dumpable();
     thirdshift_reconciler::github::take_from_env();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -19,7 +19,7 @@ fn main() {
         Err(e) => e.exit(),
     };
     if cli.globals.quiet {
-        thirdshift_reconciler::snapshot::progress::quiet();
+        thirdshift_reconciler::snapshot::quiet();
     }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

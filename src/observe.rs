@@ -7,17 +7,17 @@
 //! cancel request (`crate::observe::cancel`): those are carried out first and, once ended, left out of the
 //! report.
 
-pub mod cancel;
-pub mod ending;
-pub mod reservation;
-pub mod salvage;
-pub mod stop_adopted;
+mod cancel;
+mod reservation;
+mod stop_adopted;
+
+pub use cancel::{cancel, Asked};
 
 use anyhow::Context as _;
 
 use crate::context::Ctx;
-use crate::host::capacity::capacity;
-use crate::host::verdicts::Judge;
+use crate::host::capacity;
+use crate::host::Judge;
 use crate::host::{LocalClaim, LocalStatus};
 use crate::protocol::record::{
     ClaimRecord, ClaimState, ClaimVerdict, DeathReason, HostReport, Kind, Salvage, Verdict,
@@ -42,7 +42,7 @@ pub struct Observed {
 
 /// Observes this host's Claims and writes its report; returns what it found.
 pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
-    let _turn = crate::host::turn::Turn::take(&ctx.state, "observe").await?;
+    let _turn = crate::host::Turn::take(&ctx.state, "observe").await?;
     let local = active_local(ctx);
     let extra: Vec<u64> = local.iter().map(|c| c.record.issue).collect();
     let snapshot = crate::snapshot::read_any(ctx, &extra).await?;
@@ -111,11 +111,11 @@ fn booted_at(ctx: &Ctx, snapshot: &Snapshot) -> Option<chrono::DateTime<chrono::
         .report_of(&ctx.host.host, &ctx.host.machine_id)
         .filter(|r| r.report.boot_id == ctx.host.boot_id)
         .and_then(|r| r.report.booted_at);
-    last.or_else(crate::host::identity::boot_time)
+    last.or_else(crate::host::boot_time)
 }
 
 /// Salvages the worktree of a Claim proven dead with no writer left (never before): once per
-/// Claim, remembered in its local record so later passes report the same result (`crate::observe::salvage`).
+/// Claim, remembered in its local record so later passes report the same result (`crate::ending::keep`).
 /// Before the first salvage the Claim is checked still active on a complete comment list: a
 /// stale list can hide the end record of a Run that ended by itself (done) and then exited, and
 /// its worktree must not be committed and pushed as a failed run.
@@ -129,8 +129,7 @@ async fn salvage_dead(
         tracing::info!(claim = %claim.claim_id, "already ended: its worktree is not salvaged");
         return Ok(None);
     }
-    crate::observe::salvage::stopped_run(ctx, claim, crate::text::salvage::reason_dead(reason))
-        .await
+    crate::ending::stopped_run(ctx, claim, crate::text::salvage::reason_dead(reason)).await
 }
 
 /// Whether `claim` has no end record on a list holding every comment of its issue.
@@ -171,7 +170,7 @@ async fn adopted_verdicts(
     ctx: &Ctx,
     snapshot: &Snapshot,
     judge: &mut Judge,
-    adopted: Vec<crate::host::adopt::Adopted>,
+    adopted: Vec<crate::thirdshift::Adopted>,
 ) -> anyhow::Result<AdoptedPass> {
     let mut pass = AdoptedPass::default();
     for a in adopted {
@@ -186,7 +185,7 @@ async fn adopted_verdicts(
         let kept = match (&verdict, named) {
             (Verdict::Dead { reason, .. }, Some(named)) if !ended => {
                 let why = crate::text::salvage::reason_dead(*reason);
-                crate::observe::salvage::adopted_run(ctx, &a, named, why).await?
+                crate::ending::adopted_run(ctx, &a, named, why).await?
             }
             _ => None,
         };
@@ -218,30 +217,30 @@ async fn adopted_verdicts(
 
 /// The verdict on a thirdshift Command: as on our Claims, except that a dead Command whose
 /// Harness (carrying thirdshift's session marker, in the Command's worktree, or in one on its
-/// Issue branch when that is not known) still runs has writers alive (`host::adopt::writers`).
+/// Issue branch when that is not known) still runs has writers alive (`thirdshift::writers`).
 /// For a dead Command with an Issue branch, also what its Command log names as its worktree
 /// (read once, for the writers and for the salvage).
 fn adopted_verdict(
     ctx: &Ctx,
     judge: &mut Judge,
-    a: &crate::host::adopt::Adopted,
-) -> anyhow::Result<(Verdict, Option<crate::host::adopt::worktree::Named>)> {
+    a: &crate::thirdshift::Adopted,
+) -> anyhow::Result<(Verdict, Option<crate::thirdshift::Named>)> {
     let verdict = judge.verdict(&a.claim)?;
     let Verdict::Dead { evidence, .. } = &verdict else {
         return Ok((verdict, None));
     };
     let repo = ctx.remote_repo();
     let (Some(named), Some(branch)) = (
-        crate::host::adopt::worktree::of_command(a, &repo),
+        crate::thirdshift::of_command(a, &repo),
         a.claim.branch.as_deref(),
     ) else {
         return Ok((verdict, None));
     };
     let worktree = match &named {
-        crate::host::adopt::worktree::Named::Worktree(path) => Some(path.as_path()),
+        crate::thirdshift::Named::Worktree(path) => Some(path.as_path()),
         _ => None,
     };
-    let pids = crate::host::adopt::writers(&repo, branch, a.claim.start_ticks, worktree);
+    let pids = crate::thirdshift::writers(&repo, branch, a.claim.start_ticks, worktree);
     if pids.is_empty() {
         return Ok((verdict, Some(named)));
     }
@@ -258,12 +257,12 @@ fn ended_here(snapshot: &Snapshot, claim: &ClaimRecord) -> bool {
 }
 
 /// This host's unfinished thirdshift Commands on the repository (docs/thirdshift.md).
-fn adopted(ctx: &Ctx) -> Vec<crate::host::adopt::Adopted> {
+fn adopted(ctx: &Ctx) -> Vec<crate::thirdshift::Adopted> {
     let repo = ctx.client.repo();
-    crate::host::adopt::on_this_host(
+    crate::thirdshift::on_this_host(
         &ctx.config.thirdshift,
         &ctx.host,
-        &crate::host::identity::system_hostname(),
+        &crate::host::system_hostname(),
         (&repo.owner, &repo.name),
     )
 }

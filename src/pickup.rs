@@ -23,7 +23,7 @@ use tracing::Instrument as _;
 use crate::context::{Ctx, Options};
 use crate::exit::{ERROR, OK};
 use crate::github::Issue;
-use crate::host::capacity::{capacity, capacity_source, live_claims};
+use crate::host::{capacity, capacity_source, live_claims};
 use crate::host::{HostIdentity, ProcessTable, StateDir};
 use crate::protocol::config::{Config, PickupOrder};
 use crate::protocol::record::RunKind;
@@ -47,7 +47,7 @@ impl Slots {
     /// Reads this host's capacity and live Claims; no GitHub.
     pub fn read(config: &Config, host: &HostIdentity, state: &StateDir) -> anyhow::Result<Slots> {
         let table = ProcessTable::read().context("reading this host's process table")?;
-        let boot = crate::host::identity::boot_id().unwrap_or_default();
+        let boot = crate::host::boot_id().unwrap_or_default();
         let live = live_claims(state, &table, &boot);
         Ok(Slots {
             host: host.host.clone(),
@@ -142,7 +142,7 @@ pub async fn command(globals: &Options, args: &Request) -> anyhow::Result<i32> {
 /// Takes Ready issues up to this host's free capacity (at most `max`), starting one detached Run
 /// per won Claim; prints one line per issue. Sends no request when nothing is free.
 pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Result<PickupReport> {
-    let _turn = crate::host::turn::Turn::take(&ctx.state, "pickup").await?;
+    let _turn = crate::host::Turn::take(&ctx.state, "pickup").await?;
     let slots = Slots::read(&ctx.config, &ctx.host, &ctx.state)?;
     let mut report = PickupReport {
         skipped: slots.skip_reason(max),

@@ -3,7 +3,7 @@
 //! exit status). SIGINT, SIGTERM and SIGHUP to the Run are forwarded to CMD's whole session, or
 //! to CMD alone (`run.forward: leader`); after the grace (`run.kill_grace_secs`, both per kind)
 //! the session is killed, and the issue is handed back. A Run that ends failed or
-//! handed back keeps its worktree's work first (`observe::salvage`: commit and push once its command's
+//! handed back keeps its worktree's work first (`ending::keep`: commit and push once its command's
 //! processes are gone), and its end record says what was kept.
 //! Taking and ending the Claim live in `run::claim` and `run::release`; this file supervises.
 
@@ -21,11 +21,11 @@ use anyhow::Context as _;
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::context::Ctx;
+use crate::ending::Ending;
 use crate::exit;
 use crate::github::{APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR, TOKEN_VARS};
-use crate::host::process::{session_members, signal_session};
 use crate::host::ProcessIdentity;
-use crate::observe::ending::Ending;
+use crate::host::{session_members, signal_session};
 use crate::protocol::config::{Forward, StopPolicy};
 use crate::protocol::record::Outcome;
 use crate::run::stage::{stage, StageUpdate};
@@ -84,8 +84,7 @@ pub async fn run(
     let _ = std::fs::remove_dir_all(watch.broker);
     let (mut ending, code) = ending_of(finish);
     if let Some(reason) = salvage_reason(&ending) {
-        ending.kept =
-            crate::observe::salvage::own_run(ctx, &held.record.claim_id, sid, reason).await?;
+        ending.kept = crate::ending::own_run(ctx, &held.record.claim_id, sid, reason).await?;
     }
     end_own(ctx, &held, &ending, quiet).await?;
     Ok(code)
@@ -170,17 +169,9 @@ fn on_path(command: &mut std::process::Command) {
         return;
     };
     command.env("THIRDSHIFT_BIN", &exe);
-    if let Ok(path) = std::env::join_paths(command_path(&exe)) {
+    if let Ok(path) = std::env::join_paths(crate::host::command_path(&exe)) {
         command.env("PATH", path);
     }
-}
-
-/// The `PATH` a Run gives its command: the folder of this binary (`exe`) first, then its own.
-pub fn command_path(exe: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let rest = std::env::var_os("PATH").unwrap_or_default();
-    (exe.parent().map(std::path::Path::to_path_buf).into_iter())
-        .chain(std::env::split_paths(&rest))
-        .collect()
 }
 
 /// The signals that make a Run hand its issue back.

@@ -3,9 +3,9 @@
 
 use crate::cli::{ClaimArgs, Cli, Command, Globals, ReleaseArgs, ReleaseOutcome, StageArgs};
 use crate::context::Ctx;
+use crate::ending::{Ending, Released};
 use crate::exit::{Exit, OK};
 use crate::host::{ProcessIdentity, StateDir};
-use crate::observe::ending::{Ending, Released};
 use crate::protocol::record::Outcome;
 use crate::run::claim::{take, ClaimRequest};
 use crate::run::release::release;
@@ -52,9 +52,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let run = crate::run::companion::parse_run(&run)
                 .ok_or_else(|| Exit::usage("--run is PID:START_TICKS"))?;
             let ctx = Ctx::connect(&g.options(), None).await?;
-            crate::run::companion::watch(&ctx, &claim, run)
-                .await
-                .map(|_| OK)
+            super::companion::watch(&ctx, &claim, run).await.map(|_| OK)
         }
         Command::Pickup(a) => {
             let request = crate::pickup::Request {
@@ -83,21 +81,31 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 refuse_text(r, &format!("no cancel is asked on #{issue}"))?;
             }
             let ctx = Ctx::connect(&g.options(), None).await?;
-            let asked = crate::observe::cancel::Asked { reason, requeue };
-            let answer = crate::observe::cancel::cancel(&ctx, issue, asked).await?;
+            let asked = crate::observe::Asked { reason, requeue };
+            let answer = crate::observe::cancel(&ctx, issue, asked).await?;
             println!("{}", for_terminal(&answer));
             Ok(OK)
         }
         Command::Command { event } => {
             let ctx = Ctx::connect(&g.options(), None).await?;
-            let line = crate::commands::handle(&ctx, &event).await?;
-            println!("{}", for_terminal(&line));
+            let handled = crate::commands::handle(&ctx, &event).await?;
+            if let Some(e) = &handled.ended {
+                // A recovery answered here must be among the dashboard's last recoveries.
+                let published = crate::view::refresh_after(&ctx, e.issue, &e.plan, &e.ended).await;
+                if let Err(err) = published {
+                    tracing::warn!(
+                        issue = e.issue,
+                        "the live view: {err:#}; the next pass writes it"
+                    );
+                }
+            }
+            println!("{}", for_terminal(&handled.line));
             Ok(OK)
         }
         Command::Status { json, html, issue } => {
             let ctx = Ctx::connect(&g.options(), None).await?;
-            let req = crate::view::status::StatusRequest { json, html, issue };
-            crate::view::status::status(&ctx, &req).await
+            let req = crate::view::StatusRequest { json, html, issue };
+            crate::view::status(&ctx, &req).await
         }
     }
 }
@@ -118,7 +126,7 @@ fn request(a: ClaimArgs, owner: ProcessIdentity) -> Result<ClaimRequest, Exit> {
 
 /// A usage error, before anything is written, when `branch` is given and git would refuse it.
 fn checked_branch(branch: Option<&str>) -> Result<(), Exit> {
-    match branch.map(crate::host::branch::valid) {
+    match branch.map(crate::salvage::valid) {
         Some(Err(why)) => Err(Exit::usage(format!("--branch: {why}; nothing was written"))),
         _ => Ok(()),
     }
@@ -150,7 +158,7 @@ async fn stage_cmd(g: &Globals, a: StageArgs) -> anyhow::Result<i32> {
     let worktree = a.worktree.map(absolute);
     let checked_out = worktree
         .as_deref()
-        .and_then(|w| crate::host::branch::issue_branch_of(std::path::Path::new(w)));
+        .and_then(|w| crate::salvage::issue_branch_of(std::path::Path::new(w)));
     let update = StageUpdate {
         name: a.name,
         agent_session: a.session,
@@ -210,10 +218,7 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
     let seen = crate::observe::observe(&ctx).await?;
     print!(
         "{}",
-        for_terminal(&crate::view::summary::observed(
-            &seen.report,
-            seen.report_written
-        ))
+        for_terminal(&crate::view::observed(&seen.report, seen.report_written))
     );
     for carried in &seen.cancels {
         println!("{}", for_terminal(&carried.line()));
@@ -239,9 +244,9 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
     if after.report_written {
         print!(
             "{}",
-            for_terminal(&crate::view::summary::observed(&after.report, true))
+            for_terminal(&crate::view::observed(&after.report, true))
         );
-        let published = crate::view::status::refresh(&ctx).await?;
+        let published = crate::view::refresh(&ctx).await?;
         println!("{}", published.line());
     }
     print_budget(&ctx);
@@ -253,7 +258,7 @@ fn print_budget(ctx: &Ctx) {
     let reserve = ctx.config.budget.reserve;
     println!(
         "{}",
-        crate::view::summary::budget(ctx.client.rate_remaining(), reserve)
+        crate::view::budget(ctx.client.rate_remaining(), reserve)
     );
 }
 
@@ -271,7 +276,7 @@ async fn dry_run(ctx: &Ctx) -> anyhow::Result<i32> {
         now: chrono::Utc::now(),
     };
     let (_, plan) = crate::reconcile::read_and_plan(ctx, &input).await?;
-    print!("{}", for_terminal(&crate::view::summary::planned(&plan)));
+    print!("{}", for_terminal(&crate::view::planned(&plan)));
     print_budget(ctx);
     Ok(OK)
 }
@@ -280,12 +285,12 @@ async fn reconcile_pass(ctx: &Ctx) -> anyhow::Result<i32> {
     let pass = crate::reconcile::pass(ctx).await?;
     print!(
         "{}",
-        for_terminal(&crate::view::summary::pass(&pass.plan, &pass.applied))
+        for_terminal(&crate::view::pass_summary(&pass.plan, &pass.applied))
     );
     let ended = &pass.applied.ended;
-    let published = crate::view::publish::publish(ctx, &pass.snapshot, &pass.plan, ended).await?;
+    let published = crate::view::publish(ctx, &pass.snapshot, &pass.plan, ended).await?;
     println!("{}", published.line());
-    crate::cli::workflow::outputs(&crate::view::summary::action_outputs(&pass));
+    crate::cli::workflow::outputs(&crate::view::action_outputs(&pass));
     for e in &pass.applied.errors {
         crate::cli::workflow::annotate(crate::cli::workflow::Level::Warning, e);
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use crate::host::process::signal_session;
+use crate::host::signal_session;
 use crate::protocol::record::{decode, Decoded, Record};
 use github_emulator::{Permission, Sim, SimConfig};
 

@@ -29,8 +29,8 @@ pub fn program(program: &Path, log: &Path) -> anyhow::Result<Command> {
 
 fn to_log(command: &mut Command, log: &Path) -> anyhow::Result<()> {
     let dir = log.parent().expect("a log folder");
-    crate::host::private::dir(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let out = crate::host::private::append(log)
+    crate::host::private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let out = crate::host::append_private(log)
         .with_context(|| format!("opening the log {}", log.display()))?;
     command
         .stdin(Stdio::null())

@@ -5,7 +5,7 @@
 //! Unix socket pair and closes it; the child inherits the other end (the only descriptor of the
 //! pair without close-on-exec, and only in that child) and finds its number in
 //! `THIRDSHIFT_CREDENTIALS_FD`, which names no secret. The child reads it in
-//! `auth::take_from_env`, after `host::process::not_dumpable`. A socket, unlike a pipe, cannot be
+//! `auth::take_from_env`, after `host::not_dumpable`. A socket, unlike a pipe, cannot be
 //! reopened through `/proc/PID/fd/N` by another process, even in that first window.
 //!
 //! It does not choose which credentials a child gets (callers do) and sends nothing over the

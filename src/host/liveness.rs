@@ -5,7 +5,7 @@
 //!
 //! It is pure over a [`ProcessTable`] snapshot: no IO, no clock. Nothing here looks at an age, a
 //! heartbeat or a timestamp; the only comparison that is not about processes is the boot id. It
-//! does not act on a verdict (ending Claims is reconcile's job, salvage is `crate::observe::salvage`'s) and does not
+//! does not act on a verdict (ending Claims is reconcile's job, salvage is `crate::ending::keep`'s) and does not
 //! handle cancel requests.
 
 use std::collections::BTreeSet;

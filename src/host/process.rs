@@ -123,6 +123,44 @@ pub fn ticks_per_second() -> u64 {
     u64::try_from(n).ok().filter(|n| *n > 0).unwrap_or(100)
 }
 
+/// Waits until process `p` (that exact process: its start ticks) has ended; at once when it is
+/// gone already. Through a pidfd, so no polling and no timer.
+pub async fn wait_for_exit(p: ProcessIdentity) {
+    // SAFETY: pidfd_open(2) with a PID and no flags; the fd is owned and closed below.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, p.pid as libc::c_long, 0) } as i32;
+    if fd < 0 {
+        return;
+    }
+    // The PID may have been reused between our reading and the pidfd: check it is still the one.
+    if ProcessIdentity::of(p.pid) != Some(p) {
+        // SAFETY: closing the fd opened above.
+        unsafe { libc::close(fd) };
+        return;
+    }
+    let _ = tokio::task::spawn_blocking(move || {
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll(2) on one valid pollfd; -1 waits until the process exits.
+        while unsafe { libc::poll(&mut pfd, 1, -1) } < 0
+            && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+        {}
+        // SAFETY: closing the fd opened above.
+        unsafe { libc::close(fd) };
+    })
+    .await;
+}
+
+/// The `PATH` a Run gives its command: the folder of this binary (`exe`) first, then its own.
+pub fn command_path(exe: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    (exe.parent().map(std::path::Path::to_path_buf).into_iter())
+        .chain(std::env::split_paths(&rest))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

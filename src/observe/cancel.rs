@@ -5,8 +5,8 @@
 //!
 //! The owning host's next `observe` carries pending requests out (`carry_out`): it stops the Run
 //! (`host::stop`: TERM, grace, KILL), keeps its worktree's work once nothing of it runs
-//! (`crate::observe::salvage`), and ends the Claim as `cancelled` through `observe::ending`, end record first,
-//! labels second. The Run, TERMed, hands the issue back itself; `observe::ending` asks
+//! (`crate::ending::keep`), and ends the Claim as `cancelled` through `crate::ending`, end record first,
+//! labels second. The Run, TERMed, hands the issue back itself; `crate::ending` asks
 //! `as_cancelled` and so writes `cancelled` too, and whichever of the two comes second finds the
 //! end record there and writes nothing. Only trusted authors' requests count (`Ownership`).
 
@@ -14,8 +14,8 @@ use anyhow::Context as _;
 use chrono::Utc;
 
 use crate::context::Ctx;
-use crate::host::stop::stop;
-use crate::observe::ending::{end_claim, Ending, Released};
+use crate::ending::{end_claim, Ending, Released};
+use crate::host::stop;
 use crate::protocol::record::{
     new_request_id, CancelRecord, CancelView, ClaimRecord, ClaimView, EndView, Kind, Outcome,
     Ownership,
@@ -118,7 +118,7 @@ async fn cancel_adopted(
     n: u64,
     reason: Option<String>,
 ) -> anyhow::Result<Option<String>> {
-    let snapshot = crate::snapshot::read::read_issue(ctx, n).await?;
+    let snapshot = crate::snapshot::read_issue(ctx, n).await?;
     let Some(issue) = snapshot.issue(n) else {
         return Ok(None);
     };
@@ -228,7 +228,7 @@ pub async fn carry_out(
     Ok((active, carried))
 }
 
-/// Stops one Run, keeps its worktree's work (`crate::observe::salvage`) and ends its Claim as `cancelled` as
+/// Stops one Run, keeps its worktree's work (`crate::ending::keep`) and ends its Claim as `cancelled` as
 /// `observe@HOST`, unless it ended already.
 async fn carry_out_one(
     ctx: &Ctx,
@@ -259,7 +259,7 @@ async fn carry_out_one(
     // Nothing of the Run runs any more: keep its work (stored already when the Run kept it
     // before handing back; salvaged again, committing nothing twice, when it was killed first).
     let why = crate::text::salvage::reason_cancelled(request.record.recover);
-    let kept = crate::observe::salvage::stopped_run(ctx, claim, why).await?;
+    let kept = crate::ending::stopped_run(ctx, claim, why).await?;
     let ending = Ending {
         outcome: rules::cancel_outcome(request),
         reason: text::cancelled_reason(request, &how),
@@ -329,7 +329,7 @@ async fn finish_labels(ctx: &Ctx, n: u64, claim_id: &str) -> anyhow::Result<()> 
         return Ok(());
     }
     // A label a person changed since that end record is theirs: never undone (as in reconcile).
-    let theirs = crate::snapshot::read::people_changes_since(ctx, n, end.comment_id).await?;
+    let theirs = crate::snapshot::people_changes_since(ctx, n, end.comment_id).await?;
     let changed = |label: &str, added: bool| {
         theirs
             .iter()
@@ -350,7 +350,7 @@ async fn finish_labels(ctx: &Ctx, n: u64, claim_id: &str) -> anyhow::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::ending::as_cancelled;
+    use crate::ending::as_cancelled;
     use crate::protocol::record::cancel::tests::sample_cancel;
     use crate::protocol::record::claim::tests::sample_claim;
     use crate::protocol::record::end::tests::sample_end;

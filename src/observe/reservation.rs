@@ -1,5 +1,5 @@
 //! Releasing a dead thirdshift Pickup's reservation on origin (`refs/heads/thirdshift/pickup/<N>`,
-//! see `host::adopt::reservation`), so that the issue a killed Pickup held can be taken again once its
+//! see `thirdshift::reservation`), so that the issue a killed Pickup held can be taken again once its
 //! Claim is ended. On the dead Command's own host only, by `observe`: the reservation is read on
 //! GitHub, judged against the Command's record and this machine's boot, and deleted with
 //! `git push --force-with-lease=<ref>:<the sha read>` from the launch clone the reservation names
@@ -13,9 +13,10 @@
 use std::path::Path;
 
 use crate::context::Ctx;
-use crate::host::adopt::reservation::{judge, parse, reference, DeadOwner};
-use crate::host::adopt::Adopted;
-use crate::host::salvage::git::{Git, LOCAL_TIMEOUT, NETWORK_TIMEOUT};
+use crate::salvage::{Git, LOCAL_TIMEOUT, NETWORK_TIMEOUT};
+use crate::thirdshift::Adopted;
+use crate::thirdshift::{judge_reservation as judge, parse_reservation as parse};
+use crate::thirdshift::{reservation_ref as reference, DeadOwner};
 
 /// The state folder's note of how a dead Command's reservation was settled.
 pub const NOTE: &str = "reservation";
@@ -89,7 +90,7 @@ async fn judge_reservation(
     let Some(reservation) = parse(&head.message) else {
         return kept("its commit is not a thirdshift Pickup reservation".into());
     };
-    let booted_at = crate::host::identity::boot_time().unwrap_or_default();
+    let booted_at = crate::host::boot_time().unwrap_or_default();
     let owner = DeadOwner {
         hostname: &dead.hostname,
         pid: dead.claim.pid,
@@ -97,7 +98,7 @@ async fn judge_reservation(
         start_ticks: dead.claim.start_ticks,
         boot_now: &ctx.host.boot_id,
         booted_at,
-        ticks_per_second: crate::host::process::ticks_per_second(),
+        ticks_per_second: crate::host::ticks_per_second(),
     };
     if let Err(why) = judge(&reservation, &owner) {
         return kept(format!("not dead process {}'s: {why}", dead.claim.pid));

@@ -22,11 +22,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::context::Ctx;
-use crate::host::adopt::Adopted;
 use crate::host::ProcessIdentity;
 use crate::protocol::record::{AdoptedEvidence, EndRecord, Kind, Outcome};
 use crate::snapshot::Snapshot;
 use crate::text::ToComment;
+use crate::thirdshift::Adopted;
 
 /// The state folder's note of a stop this host started.
 pub const NOTE: &str = "stop";

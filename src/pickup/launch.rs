@@ -45,7 +45,7 @@ impl Launch {
             .into());
         }
         let exe = std::env::current_exe().context("finding this program's path")?;
-        let path = crate::run::command_path(&exe);
+        let path = crate::host::command_path(&exe);
         if let Err(why) = startable(&cmd[0], &path) {
             return Err(crate::exit::Exit::usage(format!(
                 "pickup's command cannot be started, so nothing is claimed: {why}"

@@ -44,11 +44,11 @@ pub async fn pass(ctx: &Ctx) -> anyhow::Result<PassReport> {
 /// pass skip reads, never decide a write.
 pub async fn read_and_plan(ctx: &Ctx, input: &PlanInput) -> anyhow::Result<(Snapshot, Plan)> {
     let Some(path) = &ctx.cache else {
-        let snapshot = crate::snapshot::read::read_pass(ctx).await?;
+        let snapshot = crate::snapshot::read_pass(ctx).await?;
         let plan = plan(&snapshot, &ctx.config, input);
         return Ok((snapshot, plan));
     };
-    let mut read = crate::snapshot::incremental::read(ctx, &[], path).await?;
+    let mut read = crate::snapshot::read_cached(ctx, &[], path).await?;
     let mut decided = plan(&read.snapshot, &ctx.config, input);
     loop {
         let unconfirmed = read.unconfirmed(decided.actions.iter().map(Action::issue));

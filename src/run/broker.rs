@@ -51,10 +51,10 @@ pub fn folder(root: &Path, claim_id: &str) -> PathBuf {
 pub fn open(dir: &Path) -> anyhow::Result<()> {
     let _ = std::fs::remove_dir_all(dir);
     if let Some(parent) = dir.parent() {
-        crate::host::private::dir(parent)
+        crate::host::private_dir(parent)
             .with_context(|| format!("creating {}", parent.display()))?;
     }
-    crate::host::private::dir(dir).with_context(|| format!("creating {}", dir.display()))
+    crate::host::private_dir(dir).with_context(|| format!("creating {}", dir.display()))
 }
 
 /// The folder to hand `claim_id`'s stage changes to, when this process runs inside that Claim's
@@ -79,7 +79,7 @@ pub async fn ask(dir: &Path, update: &StageUpdate) -> anyhow::Result<()> {
     let me = ProcessIdentity::current();
     let key = format!("{:020}-{}", chrono::Utc::now().timestamp_micros(), me.pid);
     let tmp = dir.join(format!("{key}.tmp"));
-    crate::host::private::write(&tmp, &serde_json::to_vec(&request)?)
+    crate::host::write_private(&tmp, &serde_json::to_vec(&request)?)
         .with_context(|| format!("writing the stage change to {}", dir.display()))?;
     std::fs::rename(&tmp, dir.join(format!("{key}.req")))?;
     let answer_file = dir.join(format!("{key}.res"));
@@ -173,7 +173,7 @@ fn read_request(path: &Path) -> anyhow::Result<StageUpdate> {
 /// Writes the answer next to the request (atomically), then removes the request.
 fn write_answer(request: &Path, answer: &Answer) -> anyhow::Result<()> {
     let tmp = request.with_extension("restmp");
-    crate::host::private::write(&tmp, &serde_json::to_vec(answer)?)?;
+    crate::host::write_private(&tmp, &serde_json::to_vec(answer)?)?;
     std::fs::rename(&tmp, request.with_extension("res"))?;
     std::fs::remove_file(request)?;
     Ok(())

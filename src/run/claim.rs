@@ -286,7 +286,7 @@ fn new_record(ctx: &Ctx, req: &ClaimRequest, has_ready: bool) -> ClaimRecord {
 fn branch_of(req: &ClaimRequest) -> String {
     let checked_out = || {
         let w = req.worktree.as_deref()?;
-        crate::host::branch::issue_branch_of(std::path::Path::new(w))
+        crate::salvage::issue_branch_of(std::path::Path::new(w))
     };
     req.branch
         .clone()

@@ -1,11 +1,11 @@
 //! A Run's own end (`release`, and `run` when its command exits or could not start): the Claim
-//! this host's Run held is ended as `run@HOST`, the way `observe::ending` ends any Claim, and
+//! this host's Run held is ended as `run@HOST`, the way `crate::ending` ends any Claim, and
 //! the Run says so in one line on stderr unless asked to be quiet. It does not decide the
 //! outcome (the Run's exit does, `run.rs`).
 
 use crate::context::Ctx;
+use crate::ending::{end_claim, Ending, Released};
 use crate::exit;
-use crate::observe::ending::{end_claim, Ending, Released};
 use crate::protocol::record::Outcome;
 use crate::run::broker;
 use crate::run::claim::Held;

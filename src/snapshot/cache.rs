@@ -138,12 +138,12 @@ impl Cache {
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
         use anyhow::Context as _;
         if let Some(dir) = path.parent() {
-            crate::host::private::dir(dir)
+            crate::host::private_dir(dir)
                 .with_context(|| format!("creating the cache folder {}", dir.display()))?;
         }
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         let text = serde_json::to_vec(self).context("encoding the cache")?;
-        crate::host::private::write(&tmp, &text)
+        crate::host::write_private(&tmp, &text)
             .with_context(|| format!("writing the cache {}", tmp.display()))?;
         std::fs::rename(&tmp, path)
             .with_context(|| format!("replacing the cache {}", path.display()))
@@ -199,7 +199,7 @@ mod tests {
     fn a_foreign_or_broken_file_is_an_empty_cache() {
         // given a cache saved for one repository, and a broken file
         let dir = tempfile::tempdir().expect("temp dir");
-        let path = crate::host::state::cache_path(dir.path(), "acme/widgets");
+        let path = crate::host::cache_path(dir.path(), "acme/widgets");
         let mut cache = Cache::empty("http://h", "acme/widgets");
         cache.watermark = Some(Utc::now());
         cache.save(&path).expect("saved");

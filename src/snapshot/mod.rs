@@ -3,14 +3,19 @@
 //! issue, and the `/thirdshift` commands on those issues still waiting for an answer. `plan`
 //! decides from this alone; the view renders it. Reading it is `read.rs` (IO) or, through the
 //! cache, `incremental.rs`; `waiting.rs` finds the idle issues a command waits on. The types here
-//! hold no IO.
+//! hold no IO. Its door is this file: the submodules are private.
 
-pub mod cache;
-pub mod incremental;
-pub mod pending;
-pub mod progress;
-pub mod read;
-pub mod waiting;
+mod cache;
+mod incremental;
+mod pending;
+mod progress;
+mod read;
+mod waiting;
+
+pub use incremental::{read as read_cached, CachedRead};
+pub use pending::is_ignored_author;
+pub use progress::{quiet, Progress};
+pub use read::{people_changes_since, read_issue, read_pass};
 
 use chrono::{DateTime, Utc};
 

@@ -2,7 +2,7 @@
 //! has not seen the newest comments yet (DESIGN: "a list read right after a write can be stale
 //! for a while"). A replica applies writes in order and comment ids increase, so a list that
 //! shows one of our own comments shows every comment created before it: it is not stale for
-//! anything older. The claim protocol (`run::claim`), fencing (`run::stage`) and `observe::ending`
+//! anything older. The claim protocol (`run::claim`), fencing (`run::stage`) and `crate::ending`
 //! therefore decide only from a list that shows their own claim comment, reading again with
 //! back-off until it does, and decide nothing when it never does.
 //!

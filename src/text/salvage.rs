@@ -1,7 +1,7 @@
-//! The words of keeping a stopped Run's work (`crate::observe::salvage`): the reason in a salvage commit's
+//! The words of keeping a stopped Run's work (`crate::ending::keep`): the reason in a salvage commit's
 //! subject (`thirdshift: failed run (<reason>)`) for each way a Run stops without delivering, and
 //! the report when salvage was not attempted because writers of the Run still ran. No decisions
-//! and no IO here; the commit message around the reason is `host/salvage/commit.rs`.
+//! and no IO here; the commit message around the reason is `salvage/commit.rs`.
 
 use super::signal_abbrev;
 use crate::protocol::record::DeathReason;

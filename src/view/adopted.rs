@@ -45,7 +45,7 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
                 stage_since: facts
                     .stage_since
                     .as_deref()
-                    .and_then(crate::host::adopt::record::utc),
+                    .and_then(crate::protocol::thirdshift::utc),
                 claimed_at: None,
                 branch: facts.branch.clone(),
                 health,

@@ -6,19 +6,23 @@
 //! record. The IO shell is `publish.rs` (write the body when it changed) and `status.rs` (the
 //! `status` command). Nothing here decides about Claims, and nothing below `plan` imports it.
 
-pub mod adopted;
-pub mod history;
-pub mod hosts;
-pub mod html;
-pub mod json;
-pub mod markdown;
-pub mod model;
-pub mod publish;
-pub mod record;
-pub mod row;
-pub mod status;
-pub mod summary;
-pub mod terminal;
+mod adopted;
+mod history;
+mod hosts;
+mod html;
+mod json;
+mod markdown;
+mod model;
+mod publish;
+mod record;
+mod row;
+mod status;
+mod summary;
+mod terminal;
+
+pub use publish::publish;
+pub use status::{refresh, refresh_after, status, StatusRequest};
+pub use summary::{action_outputs, budget, observed, pass as pass_summary, planned};
 
 #[cfg(test)]
 mod fixture;

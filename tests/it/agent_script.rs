@@ -12,7 +12,7 @@ use crate::support::origin;
 use std::path::Path;
 
 use origin::Origin;
-use thirdshift_reconciler::host::process::{session_members, signal_session};
+use thirdshift_reconciler::host::{session_members, signal_session};
 use thirdshift_reconciler::protocol::record::{ClaimRecord, Outcome};
 
 /// A stand-in Harness: in the worktree it is started in, one commit and a file left dirty, then

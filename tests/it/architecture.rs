@@ -7,6 +7,11 @@
 //! `super::` paths that climb to the crate root, outside comments, strings and test code
 //! (`#[cfg(test)]` items, `tests.rs` files and `tests/` folders), which may use any module as a
 //! fixture. It does not look below the top level: files inside one module may use each other.
+//!
+//! Two rules more (issue #53): the use cases (layer 5 of `src/lib.rs`) never import one another,
+//! so what two of them share lives below them; and a module with a door ([`DOORS`]) keeps its
+//! submodules private, naming what the rest of the tool uses in its top file, and no file outside
+//! it names one of its submodules.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -32,6 +37,97 @@ fn no_product_module_imports_a_module_declared_after_it_in_lib_rs() {
         climbs.is_empty(),
         "imports of a higher layer (src/lib.rs lists the layers bottom first):\n{}",
         climbs.join("\n")
+    );
+}
+
+/// The product's modules with a door: the rest of the tool names only what their top file
+/// exposes.
+const DOORS: [&str; 7] = [
+    "host",
+    "salvage",
+    "thirdshift",
+    "snapshot",
+    "ending",
+    "view",
+    "observe",
+];
+
+/// The layer of `src/lib.rs` that holds the use cases.
+const USE_CASES: u32 = 5;
+
+#[test]
+fn no_use_case_imports_another() {
+    // Given the use cases as src/lib.rs declares them (its layer 5) and every module's imports
+    let src = root().join("src");
+    let use_cases = layer(&src.join("lib.rs"), USE_CASES);
+    assert!(use_cases.len() >= 4, "layer 5 of src/lib.rs: {use_cases:?}");
+    let graph = imports(&src);
+    // When the imports between two use cases are looked for, then there is none
+    let crossing = crossing_imports(&use_cases, &graph);
+    assert!(
+        crossing.is_empty(),
+        "a use case imports another (move what they share below them):\n{}",
+        crossing.join("\n")
+    );
+}
+
+#[test]
+fn nothing_reaches_past_a_modules_door() {
+    // Given the modules with a door, when their top files and every other file are read, then
+    // no submodule is public and no path outside names one
+    let found = past_doors(&root().join("src"), &DOORS);
+    assert!(
+        found.is_empty(),
+        "past a module's door (expose the item from its top file instead):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_checkers_find_a_use_case_importing_another_and_a_path_past_a_door() {
+    // Given a crate whose use case `a` imports use case `b`, and whose door module `d` has a
+    // public submodule and a private one that `a` names past the door
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = dir.path();
+    write(
+        src,
+        "lib.rs",
+        "// 4. Below.\npub mod d;\n// 5. The use cases.\npub mod a;\npub mod b;\n// 6. Top.\npub mod c;\n",
+    );
+    write(
+        src,
+        "a.rs",
+        "use crate::b::f;\nuse crate::d::inner::g;\nuse crate::d::{g, open::h};\n",
+    );
+    write(src, "b.rs", "pub fn f() {}\n");
+    write(src, "c.rs", "use crate::a::x;\n");
+    write(
+        src,
+        "d/mod.rs",
+        "mod inner;\npub mod open;\npub use inner::g;\n",
+    );
+    write(src, "d/inner.rs", "pub fn g() {}\n");
+    write(src, "d/open.rs", "\n");
+    // When both checkers read it
+    let use_cases = layer(&src.join("lib.rs"), USE_CASES);
+    let crossing = crossing_imports(&use_cases, &imports(src));
+    let past = past_doors(src, &["d"]);
+    // Then a -> b is found (c, on top, may import a), and so are both ways past d's door
+    assert_eq!(use_cases, ["a", "b"]);
+    assert_eq!(crossing.len(), 1, "{crossing:?}");
+    assert!(crossing[0].starts_with("  a -> b"), "{crossing:?}");
+    assert_eq!(past.len(), 3, "{past:?}");
+    assert!(
+        past.iter().any(|p| p.contains("public submodule `open`")),
+        "{past:?}"
+    );
+    assert!(
+        past.iter().any(|p| p.contains("a.rs names `d::inner`")),
+        "{past:?}"
+    );
+    assert!(
+        past.iter().any(|p| p.contains("a.rs names `d::open`")),
+        "{past:?}"
     );
 }
 
@@ -117,6 +213,120 @@ fn declared_modules(lib: &Path) -> Vec<String> {
         .filter_map(|l| l.strip_suffix(';'))
         .map(str::to_string)
         .collect()
+}
+
+/// The modules `lib.rs` declares in its layer `n` (after a `// n.` comment line).
+fn layer(lib: &Path, n: u32) -> Vec<String> {
+    let text = std::fs::read_to_string(lib).expect("lib.rs readable");
+    let mut current = 0;
+    let mut found = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(k) = line
+            .strip_prefix("// ")
+            .and_then(|l| l.split_once('.'))
+            .and_then(|(k, _)| k.parse::<u32>().ok())
+        {
+            current = k;
+        } else if let Some(m) = line
+            .strip_prefix("pub mod ")
+            .and_then(|l| l.strip_suffix(';'))
+        {
+            if current == n {
+                found.push(m.to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Each import from one of `group` to another, as "a -> b (files)".
+fn crossing_imports(group: &[String], graph: &Graph) -> Vec<String> {
+    let mut found = Vec::new();
+    for (from, to) in graph.iter().filter(|(m, _)| group.contains(m)) {
+        for (target, files) in to.iter().filter(|(t, _)| group.contains(t)) {
+            found.push(format!("  {from} -> {target} ({files:?})"));
+        }
+    }
+    found
+}
+
+/// The top file of module `m` of the crate at `src`.
+fn top_file(src: &Path, m: &str) -> PathBuf {
+    let flat = src.join(format!("{m}.rs"));
+    if flat.exists() {
+        flat
+    } else {
+        src.join(m).join("mod.rs")
+    }
+}
+
+/// For each module of `doors`: its public submodules, and each file outside it (test code
+/// aside) that names one of its submodules (`crate::m::sub`, or `sub` in a `crate::m::{...}`
+/// group).
+fn past_doors(src: &Path, doors: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for m in doors {
+        let top = std::fs::read_to_string(top_file(src, m)).expect("top file");
+        let top = without_test_items(&strip(&top));
+        let mut subs = BTreeSet::new();
+        for line in top.lines().map(str::trim) {
+            let Some((vis, name)) = line.strip_suffix(';').and_then(|l| l.split_once("mod "))
+            else {
+                continue;
+            };
+            if !vis.is_empty() && !vis.ends_with(' ') || name.contains(' ') {
+                continue;
+            }
+            if vis.trim().starts_with("pub") {
+                found.push(format!("  {m} declares a public submodule `{name}`"));
+            }
+            subs.insert(name.to_string());
+        }
+        for file in rust_files(src) {
+            let rel = file.strip_prefix(src).expect("inside src");
+            let inside = rel.starts_with(m) || rel == Path::new(&format!("{m}.rs"));
+            if inside || is_test_file(rel) {
+                continue;
+            }
+            let code = without_test_items(&strip(&std::fs::read_to_string(&file).expect("read")));
+            for sub in named_submodules(&code, m) {
+                if subs.contains(&sub) {
+                    found.push(format!("  {} names `{m}::{sub}`", rel.display()));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The names a path in `code` goes through below `crate::m`: `sub` of `crate::m::sub::…`, and
+/// of `sub::…` in a `crate::m::{...}` group. A name right below the door (`crate::m::item`) is
+/// what the door exposes.
+fn named_submodules(code: &str, m: &str) -> BTreeSet<String> {
+    let needle = format!("crate::{m}::");
+    let mut names = BTreeSet::new();
+    for (i, _) in code.match_indices(&needle) {
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[i + needle.len()..];
+        match rest.strip_prefix('{') {
+            Some(group) => {
+                let body = &group[..closing(rest).saturating_sub(2).min(group.len())];
+                let through = group_heads(group)
+                    .into_iter()
+                    .filter(|h| body.contains(&format!("{h}::")));
+                names.extend(through);
+            }
+            None => {
+                let head = ident(rest);
+                if rest[head.len()..].starts_with("::") {
+                    names.insert(head);
+                }
+            }
+        }
+    }
+    names
 }
 
 /// Each import of a module declared at or after the importer, as "a -> b (files)".

@@ -16,8 +16,7 @@ use thirdshift_reconciler::host::{HostIdentity, StateDir};
 use thirdshift_reconciler::protocol::config::Config;
 use thirdshift_reconciler::protocol::record::{EndRecord, Outcome, Trust};
 use thirdshift_reconciler::reconcile::{plan, read_and_plan, Plan, PlanInput};
-use thirdshift_reconciler::snapshot::incremental::{self, CachedRead};
-use thirdshift_reconciler::snapshot::read;
+use thirdshift_reconciler::snapshot::{read_cached, read_pass, CachedRead};
 use thirdshift_reconciler::text::ToComment;
 
 /// splitmix64: a seeded, dependency-free random source.
@@ -51,13 +50,11 @@ async fn plans_now(cached: &Ctx, naive: &Ctx, path: &std::path::Path) -> PlansNo
         now: Utc::now(),
     };
     let full = plan(
-        &read::read_pass(naive).await.expect("full read"),
+        &read_pass(naive).await.expect("full read"),
         &cached.config,
         &input,
     );
-    let through = incremental::read(cached, &[], path)
-        .await
-        .expect("cached read");
+    let through = read_cached(cached, &[], path).await.expect("cached read");
     let cached = plan(&through.snapshot, &cached.config, &input);
     PlansNow {
         input,
@@ -213,9 +210,7 @@ async fn comments_hidden_by_stale_lists_from_a_cached_pass_are_seen_once_lists_c
         let mut fleet = Fleet::seed(4 + rng.below(6), 1 + rng.below(2), 4, 1_000_000).await;
         let path = fleet.dir.path().join("cache.json");
         let (cached, naive) = (ctx(&fleet, Some(path.clone())), ctx(&fleet, None));
-        incremental::read(&cached, &[], &path)
-            .await
-            .expect("cold read");
+        read_cached(&cached, &[], &path).await.expect("cold read");
         fleet.sim.set_faults(github_emulator::Faults {
             stale_list_reads: Some(window),
             ..Default::default()
@@ -227,7 +222,7 @@ async fn comments_hidden_by_stale_lists_from_a_cached_pass_are_seen_once_lists_c
                 change(&mut fleet, &mut rng);
             }
             let before = fleet.sim.fault_counts().hidden_comments;
-            incremental::read(&cached, &[], &path)
+            read_cached(&cached, &[], &path)
                 .await
                 .expect("stale cached read");
             hidden += fleet.sim.fault_counts().hidden_comments - before;

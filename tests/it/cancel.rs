@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use github_emulator::Faults;
 use harness::*;
-use thirdshift_reconciler::host::process::session_members;
+use thirdshift_reconciler::host::session_members;
 use thirdshift_reconciler::host::ProcessIdentity;
 use thirdshift_reconciler::protocol::record::{
     decode, CancelRecord, Decoded, HostReport, Outcome, Record,

@@ -8,7 +8,7 @@
 use crate::harness;
 
 use harness::*;
-use thirdshift_reconciler::host::process::{session_members, signal_session};
+use thirdshift_reconciler::host::{session_members, signal_session};
 use thirdshift_reconciler::protocol::record::{Outcome, Record, Verdict};
 
 /// A Run on `issue` of host h1 with its companion, as every Run has one.

@@ -127,7 +127,7 @@ where
     let out = pass().arg("reconcile").output().await.unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let repo = world.sim.repo_full_name();
-    let file = thirdshift_reconciler::host::state::cache_path(&world.state_dir("h1"), &repo);
+    let file = thirdshift_reconciler::host::cache_path(&world.state_dir("h1"), &repo);
     let mut cache: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&file).expect("the pass kept a cache")).unwrap();
     let (port, heads) = listener();

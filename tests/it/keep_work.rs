@@ -15,7 +15,7 @@ use std::time::Duration;
 use github_emulator::{Permission, SimApp};
 use harness::*;
 use origin::{git, Origin};
-use thirdshift_reconciler::host::process::signal_session;
+use thirdshift_reconciler::host::signal_session;
 use thirdshift_reconciler::protocol::record::Outcome;
 
 const HUMAN: &str = "ready-for-human";

@@ -13,8 +13,8 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use thirdshift_reconciler::host::identity::boot_id;
-use thirdshift_reconciler::host::process::Stat;
+use thirdshift_reconciler::host::boot_id;
+use thirdshift_reconciler::host::Stat;
 use thirdshift_reconciler::host::{judge, ProcessIdentity, ProcessTable};
 use thirdshift_reconciler::protocol::record::{
     new_claim_id, ClaimRecord, DeathReason, RunKind, Verdict,

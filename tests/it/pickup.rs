@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness::*;
-use thirdshift_reconciler::host::capacity::live_claims;
-use thirdshift_reconciler::host::identity::boot_id;
-use thirdshift_reconciler::host::process::Stat;
+use thirdshift_reconciler::host::boot_id;
+use thirdshift_reconciler::host::live_claims;
+use thirdshift_reconciler::host::Stat;
 use thirdshift_reconciler::host::{LocalStatus, ProcessTable, StateDir};
 use thirdshift_reconciler::protocol::record::{HostReport, Outcome, Record, RunKind};
 

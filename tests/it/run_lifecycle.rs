@@ -6,7 +6,7 @@ use crate::harness;
 use std::time::Duration;
 
 use harness::*;
-use thirdshift_reconciler::host::process::session_members;
+use thirdshift_reconciler::host::session_members;
 use thirdshift_reconciler::protocol::record::{EndRecord, Outcome, Record};
 use thirdshift_reconciler::text::ToComment;
 

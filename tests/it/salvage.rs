@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use chrono::{TimeZone, Utc};
 use tempfile::TempDir;
-use thirdshift_reconciler::host::salvage::{salvage, Salvage, SalvageRequest};
+use thirdshift_reconciler::salvage::{salvage, Salvage, SalvageRequest};
 
 const BRANCH: &str = "issue-7";
 const FAILED_RUN: &str = "thirdshift: failed run (killed)";

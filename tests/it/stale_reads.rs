@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use github_emulator::Faults;
 use harness::*;
-use thirdshift_reconciler::host::capacity::live_claims;
-use thirdshift_reconciler::host::identity::boot_id;
+use thirdshift_reconciler::host::boot_id;
+use thirdshift_reconciler::host::live_claims;
 use thirdshift_reconciler::host::{ProcessTable, StateDir};
 use thirdshift_reconciler::protocol::record::{Outcome, Record};
 

@@ -59,7 +59,7 @@ impl Verdict {
     }
 }
 
-/// What a host kept of a dead Run's work (`host::salvage`): where it is and whether it reached
+/// What a host kept of a dead Run's work (`crate::salvage`): where it is and whether it reached
 /// origin. Carried in the host report and copied into the end record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Salvage {
@@ -141,7 +141,7 @@ pub struct RunEnding {
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
-    /// What the Run kept of its work (`crate::observe::salvage`).
+    /// What the Run kept of its work (`crate::ending::keep`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<Salvage>,
     /// Whether the Run's command started (a Claim whose command never started gives the labels

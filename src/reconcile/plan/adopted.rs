@@ -1,6 +1,6 @@
 //! thirdshift's own Commands on an issue no claim of ours owns (docs/thirdshift.md). thirdshift
 //! claims with the `in-progress` label alone, so its Claim is the label; the Command's host
-//! reports its verdict (`host::adopt::here`). A Command its host proved dead, no writer left, is
+//! reports its verdict (`thirdshift::here`). A Command its host proved dead, no writer left, is
 //! ended the way thirdshift 0.19.0's own Failed run labels the issue (`src/claim.rs`:
 //! `Claimed::end`, `release_if_nothing_on_origin`, `label_failed`): with nothing of it on origin
 //! and nothing kept, the Claim is released (`ready-for-agent` back in place of `in-progress`);

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use thirdshift_reconciler::host::process::session_members;
+use thirdshift_reconciler::host::session_members;
 use thirdshift_reconciler::host::ProcessIdentity;
 use thirdshift_reconciler::protocol::record::{
     decode, ClaimView, Decoded, Outcome, Record, Verdict,

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use thirdshift_reconciler::host::process::signal_session;
+use thirdshift_reconciler::host::signal_session;
 
 /// How a Run was broken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

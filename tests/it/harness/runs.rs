@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use thirdshift_reconciler::host::process::{session_members, signal_session};
+use thirdshift_reconciler::host::{session_members, signal_session};
 use thirdshift_reconciler::host::{HostIdentity, ProcessIdentity};
 use thirdshift_reconciler::protocol::record::{ClaimRecord, EndRecord, Record, RunKind};
 

@@ -1,13 +1,13 @@
 //! Host-side salvage of a stopped Run's work, on the Run's own host, once no writer of the Run
 //! survives: what `observe` does for a Claim it has proven dead, and what a Run whose command
-//! failed does before ending its Claim (both through `crate::observe::salvage`). In the Claim's worktree it aborts an unfinished merge, stages everything,
+//! failed does before ending its Claim (both through `crate::ending::keep`). In the Claim's worktree it aborts an unfinished merge, stages everything,
 //! commits it as `thirdshift: failed run (<reason>)` when that differs from both HEAD and what
 //! origin has, and pushes to the Issue branch. Whatever cannot be pushed stays where it is and the
 //! [`Salvage`] report says where (path, branch, head, dirty files, unpushed commits).
 //!
 //! What it never does: reset, clean, check out files, drop a stash, delete a branch or worktree,
 //! switch branches, or force-push. A non-fast-forward push is refused by git and reported. It does
-//! not decide that a Run is dead (that is [`super::liveness`]), does not talk to GitHub, and does
+//! not decide that a Run is dead (that is `crate::host::liveness`), does not talk to GitHub, and does
 //! not remove a stale `index.lock` (git then fails and the error says so).
 //!
 //! Unfinished operations: a merge (MERGE_HEAD) is aborted with `git merge --abort`, which keeps
@@ -29,15 +29,19 @@
 //!
 //! `commit.rs` makes the salvage commit; `git.rs` runs git (scrubbed environment, deadlines).
 
+mod branch;
 mod commit;
-pub(crate) mod git;
+mod git;
 mod progress;
+
+pub use branch::{issue_branch_of, salvage_branch, valid};
+pub(crate) use git::{Git, LOCAL_TIMEOUT, NETWORK_TIMEOUT};
 
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use git::{count_status_entries, Git, NETWORK_TIMEOUT};
+use git::count_status_entries;
 
 /// What to salvage, and the facts that go into the salvage commit.
 pub struct SalvageRequest<'a> {
@@ -217,7 +221,7 @@ impl<'a> Salvager<'a> {
         if self.rebasing() || checked_out.as_deref().map(str::trim) == Some(self.req.branch) {
             return self.req.branch.to_string();
         }
-        let own = super::branch::salvage_branch(self.req.claim_id);
+        let own = branch::salvage_branch(self.req.claim_id);
         tracing::info!(
             claim = self.req.claim_id,
             on = ?checked_out,

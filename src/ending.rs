@@ -1,13 +1,20 @@
-//! Ending a Claim the way its Run ended: an end record first (posted exactly once, whoever
-//! repeats it), then the labels, one at a time, as the label conventions say (`labels.preset`,
-//! `labels.after`; `protocol::rules::labels_after`), from what reached origin (its Issue branch
-//! and pull requests, read as reconcile reads them) and what the Run's host kept. Used by the
-//! Run's own `release` and by this host's observe carrying out a cancel request. Safe to repeat:
-//! a Claim already ended is left as it is. Labels are touched only when the Claim owned the
-//! issue, as read from a comment list that shows the claim's own comment when this host knows it
-//! (`store::read`). A Run stopped by a signal while a trusted cancel request for its Claim is
-//! pending ends `cancelled` (`as_cancelled`), so the Run and the host carrying
-//! the request out write the same end, whichever writes it.
+//! Ending a Claim the way its Run ended, shared by the use cases that end one on their own host
+//! (a Run's own `release`, observe carrying out a cancel, the command line's `end`): an end
+//! record first (posted exactly once, whoever repeats it), then the labels, one at a time, as the
+//! label conventions say (`labels.preset`, `labels.after`; `protocol::rules::labels_after`),
+//! settled at the failure limit or for a cancel (`protocol::failures::settle`), from what reached
+//! origin (its Issue branch and pull requests, read as reconcile reads them) and what the Run's
+//! host kept (`keep.rs`, which keeps a stopped Run's work first). Safe to repeat: a Claim already
+//! ended is left as it is. Labels are touched only when the Claim owned the issue, as read from a
+//! comment list that shows the claim's own comment when this host knows it (`store::read`). A Run
+//! stopped by a signal while a trusted cancel request for its Claim is pending ends `cancelled`
+//! (`as_cancelled`), so the Run and the host carrying the request out write the same end,
+//! whichever writes it. Reconcile's ending of a dead Run is planned in `reconcile`, on the same
+//! rules.
+
+mod keep;
+
+pub use keep::{adopted_run, own_run, stopped_run};
 
 use chrono::Utc;
 

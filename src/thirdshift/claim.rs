@@ -1,13 +1,13 @@
 //! A thirdshift Command as a Claim of this host: the claim record our liveness rules judge
-//! (`host::liveness::judge`), made from the Command record's own evidence, so an adopted Run is
+//! (`host::judge`), made from the Command record's own evidence, so an adopted Run is
 //! judged alive, dead (PID gone, PID reused, rebooted) or writers alive exactly as ours are.
 //!
 //! Pure: it makes a record; nothing is read or written. Whether the Command is this host's
 //! (its recorded host name against this machine's) is the caller's check, before any verdict.
 
-use super::record::{utc, Command};
 use crate::host::HostIdentity;
 use crate::protocol::record::{ClaimRecord, RunKind};
+use crate::protocol::thirdshift::{utc, Command};
 
 /// The claim record `command` stands for on `host`, under the claim id `claim_id`
 /// ([`super::claim_id`]). thirdshift's Claim removed `ready-for-agent` (it claims only Ready
@@ -51,10 +51,10 @@ pub fn as_claim(command: &Command, host: &HostIdentity, claim_id: &str) -> Claim
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::adopt::record::tests::ticket_record;
-    use crate::host::adopt::record::{read, Found};
     use crate::host::{judge, ProcessIdentity, ProcessTable};
     use crate::protocol::record::{DeathReason, Verdict};
+    use crate::protocol::thirdshift::tests::ticket_record;
+    use crate::protocol::thirdshift::{read, Found};
 
     /// The record of a Command whose process is `p` in boot `boot`.
     fn command_of(p: ProcessIdentity, boot: &str) -> Command {

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::record::{read, Found};
+use crate::protocol::thirdshift::{read, Found};
 
 /// One record file found, and what it holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,7 +71,7 @@ fn is_record(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::adopt::record::tests::ticket_record;
+    use crate::protocol::thirdshift::tests::ticket_record;
 
     #[test]
     fn records_are_found_under_the_repositorys_commands_folders_and_nothing_else() {

@@ -1,5 +1,5 @@
 //! Salvaging a stopped Run's work: the one place that salvages a Claim's worktree with
-//! `host::salvage` (commit what is uncommitted as `thirdshift: failed run (<reason>)`, push the
+//! `crate::salvage` (commit what is uncommitted as `thirdshift: failed run (<reason>)`, push the
 //! Issue branch; never reset, never force), for every way a Run stops without delivering: its
 //! command failed or was killed, the Run was handed back by a signal (`run.rs`), its host stopped
 //! it on a cancel request (`observe::cancel`), or its host proved it dead (`observe.rs`).
@@ -21,11 +21,11 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::context::Ctx;
-use crate::host::adopt::worktree::Named;
-use crate::host::liveness::writers;
-use crate::host::salvage::{salvage, SalvageRequest};
+use crate::host::writers;
 use crate::host::ProcessTable;
 use crate::protocol::record::{ClaimRecord, Salvage};
+use crate::salvage::{salvage, SalvageRequest};
+use crate::thirdshift::Named;
 
 /// How often a Run looks again whether its command's processes are gone.
 const POLL: Duration = Duration::from_millis(100);
@@ -86,14 +86,14 @@ pub async fn stopped_run(
 
 /// Salvages the worktree of a thirdshift Command proven dead with no writer left (never
 /// before), once: `named`, what thirdshift's own step in its Command log names for its Issue
-/// branch (`host::adopt::worktree::of_command`), committed and pushed on that branch as ours
+/// branch (`thirdshift::of_command`), committed and pushed on that branch as ours
 /// are. The result is kept in the state folder and reported as it is by later passes. A Command
 /// with no Issue branch, or whose log names no worktree, has nothing to salvage; one whose
 /// worktree cannot be believed is reported untouched: the work is left on this host, and the
 /// report says why.
 pub async fn adopted_run(
     ctx: &Ctx,
-    adopted: &crate::host::adopt::Adopted,
+    adopted: &crate::thirdshift::Adopted,
     named: Named,
     reason: String,
 ) -> anyhow::Result<Option<Salvage>> {

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::salvage::git::Git;
+use super::git::Git;
 
 /// The branch checked out in `worktree` (`git symbolic-ref --short HEAD`), or `None` when
 /// HEAD is detached, the folder is not a git work tree, or git fails.

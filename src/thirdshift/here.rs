@@ -10,8 +10,8 @@ use crate::host::HostIdentity;
 use crate::protocol::config::ThirdshiftConfig;
 use crate::protocol::record::{AdoptedRun, ClaimRecord};
 
-use super::record::Found;
 use super::{as_claim, claim_id, commands, default_logs_dir};
+use crate::protocol::thirdshift::Found;
 
 /// One of this host's thirdshift Commands.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -163,7 +163,7 @@ fn beside_a_work_tree(common: &Path, wt: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::adopt::testing::{clone_with_worktree, git};
+    use crate::thirdshift::testing::{clone_with_worktree, git};
 
     #[test]
     fn the_command_log_lies_beside_the_record_named_up_to_its_first_dot() {

@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::host::process::Stat;
+use crate::host::Stat;
 use crate::protocol::remote::RemoteRepo;
 
 /// The marker thirdshift puts in each Harness's environment.
@@ -133,7 +133,7 @@ fn origin_url(config: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::adopt::testing::{clone_with_worktree, git};
+    use crate::thirdshift::testing::{clone_with_worktree, git};
     use std::process::Command;
 
     #[test]

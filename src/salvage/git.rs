@@ -241,7 +241,7 @@ fn collect(rx: mpsc::Receiver<String>) -> String {
 }
 
 fn kill_group(pid: u32) {
-    if let Some(pgid) = crate::host::process::signallable(pid) {
+    if let Some(pgid) = crate::host::signallable(pid) {
         // SAFETY: kill(2) with a negative pid signals the process group we created for the child.
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
     }
