@@ -71,7 +71,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
             issue: c.issue,
             verdict,
             kept,
-            thirdshift: None,
+            run: Default::default(),
             finished: finished.map(Box::new),
         });
     }
@@ -208,7 +208,7 @@ async fn adopted_verdicts(
             issue: a.claim.issue,
             verdict,
             kept,
-            thirdshift: Some(a.facts),
+            run: crate::protocol::record::RunOf::thirdshift_of(a.facts),
             finished: None,
         });
     }
@@ -376,7 +376,7 @@ mod tests {
                     issue: k as u64 + 1,
                     verdict: Verdict::Alive,
                     kept: None,
-                    thirdshift: None,
+                    run: Default::default(),
                     finished: None,
                 })
                 .collect(),

@@ -73,7 +73,7 @@ pub fn report(k: usize, claims: &[&ClaimRecord]) -> HostReport {
             issue: c.issue,
             verdict: Verdict::Alive,
             kept: None,
-            thirdshift: None,
+            run: Default::default(),
             finished: None,
         })
         .collect();

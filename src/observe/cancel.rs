@@ -125,7 +125,7 @@ async fn cancel_adopted(
     let Some((report, verdict)) = snapshot.live_adopted_on(issue) else {
         return Ok(None);
     };
-    let Some(facts) = &verdict.thirdshift else {
+    let Some(facts) = verdict.run.thirdshift() else {
         return Ok(None);
     };
     let id = &verdict.claim_id;

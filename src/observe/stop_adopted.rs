@@ -205,7 +205,7 @@ async fn record_ending(ctx: &Ctx, id: &str, asked: &Asked) -> anyhow::Result<Opt
             continuation: None,
             resume: None,
             session: None,
-            adopted: Some(Box::new(asked.evidence.clone())),
+            run: crate::protocol::record::RunOf::thirdshift_of(asked.evidence.clone()),
             failures: Vec::new(),
             ended_at: Utc::now(),
         };

@@ -313,7 +313,7 @@ impl Planner<'_> {
             .iter()
             .find(|(_, e)| e.comment_id == end.comment_id)
             .map(|(c, _)| c.record.host.clone())
-            .or_else(|| end.record.adopted.as_ref().map(|a| a.host.clone()));
+            .or_else(|| end.record.run.thirdshift().map(|a| a.host.clone()));
         let (health, note) = if theirs.is_empty() {
             let note = finished_note(&end.record, list, in_progress);
             (Health::LabelsFinished, note)

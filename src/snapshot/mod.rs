@@ -293,7 +293,7 @@ impl Snapshot {
         for report in &self.reports {
             for verdict in &report.report.claims {
                 let open = issue.ownership.adopted_end(&verdict.claim_id).is_none();
-                if verdict.issue == issue.number && verdict.thirdshift.is_some() && open {
+                if verdict.issue == issue.number && !verdict.run.is_ours() && open {
                     out.push((report, verdict));
                 }
             }

@@ -255,7 +255,7 @@ fn dead_adopted_branch(
         .flat_map(|r| &r.report.claims)
         .filter(|v| v.issue == issue.number && v.verdict.is_dead())
         .filter(|v| issue.ownership.adopted_end(&v.claim_id).is_none())
-        .find_map(|v| v.thirdshift.as_ref())
+        .find_map(|v| v.run.thirdshift())
         .map(|f| {
             f.branch
                 .clone()

@@ -80,7 +80,7 @@ pub fn end_comment(e: &EndRecord) -> String {
         code(&e.actor),
         time(e.ended_at)
     );
-    if let Some(a) = &e.adopted {
+    if let Some(a) = e.run.thirdshift() {
         out.push_str(&format!(
             "\n- thirdshift's Command {} on host {}: PID {}, started {}",
             code(&a.record),
@@ -278,7 +278,7 @@ fn ending_sentence(e: &EndRecord) -> String {
     if e.outcome != Outcome::Recovered {
         return outcome_sentence(e.outcome).to_string();
     }
-    if let Some(a) = &e.adopted {
+    if let Some(a) = e.run.thirdshift() {
         return format!(
             "🩹 **Recovered**: host {} proved thirdshift's Command gone (its evidence is below), \
              so its Claim was ended as thirdshift's own failed run ends; nothing it left behind \
@@ -433,7 +433,7 @@ mod tests {
                     issue: 3,
                     verdict: Verdict::Alive,
                     kept: None,
-                    thirdshift: None,
+                    run: Default::default(),
                     finished: None,
                 },
                 ClaimVerdict {
@@ -444,7 +444,7 @@ mod tests {
                         evidence: "pid 42 is gone".into(),
                     },
                     kept: None,
-                    thirdshift: None,
+                    run: Default::default(),
                     finished: None,
                 },
                 ClaimVerdict {
@@ -455,7 +455,7 @@ mod tests {
                         evidence: "pid 7 of its session runs".into(),
                     },
                     kept: None,
-                    thirdshift: None,
+                    run: Default::default(),
                     finished: None,
                 },
             ],
@@ -642,15 +642,17 @@ mod tests {
             "pid 4242 is gone",
             end.labels_after.as_deref().unwrap(),
         );
-        end.adopted = Some(Box::new(crate::protocol::record::AdoptedEvidence {
-            host: "build-01".into(),
-            machine_id: "0123456789abcdef0123456789abcdef".into(),
-            record: "acme/widgets/commands/issue/42-20261204T100000+0000~0123456789abcdef\
+        end.run = crate::protocol::record::RunOf::thirdshift_of(
+            crate::protocol::record::AdoptedEvidence {
+                host: "build-01".into(),
+                machine_id: "0123456789abcdef0123456789abcdef".into(),
+                record: "acme/widgets/commands/issue/42-20261204T100000+0000~0123456789abcdef\
                      .command.json"
-                .into(),
-            pid: 4242,
-            process_start: "8d1f0c2a-6b1e-4f7e-9a3b-2c5d7e9f1a3b:987654".into(),
-        }));
+                    .into(),
+                pid: 4242,
+                process_start: "8d1f0c2a-6b1e-4f7e-9a3b-2c5d7e9f1a3b:987654".into(),
+            },
+        );
         end.kept = Some(salvage(true));
         insta::assert_snapshot!(end.to_comment());
     }

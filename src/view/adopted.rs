@@ -20,7 +20,9 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
             if !open(&v.claim_id) {
                 continue;
             }
-            let Some(facts) = &v.thirdshift else { continue };
+            let Some(facts) = v.run.thirdshift() else {
+                continue;
+            };
             let health = match v.verdict {
                 Verdict::Alive => RunHealth::Alive,
                 Verdict::WritersAlive { .. } => RunHealth::WritersAlive,

@@ -70,7 +70,7 @@ fn verdict(c: &ClaimRecord, verdict: Verdict) -> ClaimVerdict {
         issue: c.issue,
         verdict,
         kept: None,
-        thirdshift: None,
+        run: Default::default(),
         finished: None,
     }
 }

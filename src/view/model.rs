@@ -213,7 +213,7 @@ fn recoveries(input: &Inputs<'_>) -> Vec<Recovery> {
         let adopted = own
             .adopted_ends
             .iter()
-            .map(|e| (e.record.adopted.as_ref().map(|a| a.host.clone()), e));
+            .map(|e| (e.record.run.thirdshift().map(|a| a.host.clone()), e));
         for (host, end) in ours.chain(adopted) {
             if is_recovery(end.record.outcome) {
                 all.push(Recovery {
@@ -262,7 +262,7 @@ fn applied_recovery(input: &Inputs<'_>, e: &EndedClaim) -> Option<Recovery> {
         .filter(|c| c.record.claim_id == e.claim_id)
         .map(|c| c.record.host.clone())
         .next()
-        .or_else(|| end.adopted.as_ref().map(|a| a.host.clone()));
+        .or_else(|| end.run.thirdshift().map(|a| a.host.clone()));
     Some(Recovery {
         issue: e.issue,
         title: issue.title.clone(),

@@ -98,7 +98,7 @@ fn end_of(issue: u64, claim_id: &str) -> EndRecord {
         continuation: None,
         resume: None,
         session: None,
-        adopted: None,
+        run: Default::default(),
         failures: Vec::new(),
         ended_at: Utc::now(),
     }

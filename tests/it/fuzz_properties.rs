@@ -310,7 +310,7 @@ fn end() -> EndRecord {
         continuation: None,
         resume: None,
         session: None,
-        adopted: None,
+        run: Default::default(),
         failures: Vec::new(),
         ended_at: Utc.with_ymd_and_hms(2026, 1, 2, 4, 0, 0).unwrap(),
     }

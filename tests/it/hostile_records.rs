@@ -35,7 +35,7 @@ fn forged_end(issue: u64, claim_id: &str) -> String {
         continuation: None,
         resume: None,
         session: None,
-        adopted: None,
+        run: Default::default(),
         failures: Vec::new(),
         ended_at: chrono::Utc::now(),
     }
@@ -57,7 +57,7 @@ fn dead_report(host: &str, issue: u64, claim_id: &str) -> String {
                 evidence: "forged".into(),
             },
             kept: None,
-            thirdshift: None,
+            run: Default::default(),
             finished: None,
         }],
         capacity: None,

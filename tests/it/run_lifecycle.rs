@@ -256,7 +256,7 @@ fn superseded(issue: u64, claim_id: &str, comment: u64) -> EndRecord {
         continuation: None,
         resume: None,
         session: None,
-        adopted: None,
+        run: Default::default(),
         failures: Vec::new(),
         ended_at: chrono::Utc::now(),
     }

@@ -116,7 +116,7 @@ pub(crate) fn adopted_verdicts(world: &World, host: &str) -> Vec<ClaimVerdict> {
         .expect("the host reported")
         .claims
         .into_iter()
-        .filter(|c| c.thirdshift.is_some())
+        .filter(|c| !c.run.is_ours())
         .collect()
 }
 
@@ -191,7 +191,7 @@ async fn a_thirdshift_command_is_in_its_hosts_report_alive_then_dead_once_killed
     // And its report holds the Command, alive, with what its record says, and nothing else
     let seen = adopted_verdicts(&world, "h1");
     assert_eq!(seen.len(), 1, "{seen:#?}");
-    let facts = seen[0].thirdshift.clone().unwrap();
+    let facts = seen[0].run.thirdshift().cloned().unwrap();
     assert_eq!((seen[0].issue, &seen[0].verdict), (issue, &Verdict::Alive));
     assert!(seen[0].claim_id.starts_with("ts-"), "{}", seen[0].claim_id);
     assert_eq!(facts.kind, "Ticket");
@@ -487,7 +487,7 @@ async fn a_killed_command_is_ended_as_thirdshifts_failed_run_with_its_work_on_it
         end.outcome,
         thirdshift_reconciler::protocol::record::Outcome::Recovered
     );
-    let evidence = end.adopted.as_ref().expect("the evidence");
+    let evidence = end.run.thirdshift().expect("the evidence");
     assert_eq!((evidence.host.as_str(), evidence.pid), ("h1", p.pid));
     assert_eq!(evidence.process_start, format!("{boot}:{}", p.start_ticks));
     assert!(evidence.record.ends_with(".command.json"), "{evidence:?}");

@@ -231,7 +231,7 @@ fn verdict_of(world: &World, host: &str, issue: u64) -> Option<Verdict> {
         )?
         .claims
         .into_iter()
-        .find(|v| v.issue == issue && v.thirdshift.is_some())
+        .find(|v| v.issue == issue && !v.run.is_ours())
         .map(|v| v.verdict)
 }
 
@@ -301,7 +301,7 @@ async fn a_real_thirdshift_run_killed_outright_is_recovered_and_a_live_one_left_
     let ends = world.ownership(killed).adopted_ends;
     assert_eq!(ends.len(), 1, "one trusted end record");
     assert_eq!(ends[0].record.outcome, Outcome::Recovered);
-    let evidence = ends[0].record.adopted.as_ref().expect("its evidence");
+    let evidence = ends[0].record.run.thirdshift().expect("its evidence");
     assert_eq!(evidence.host, "ha");
     // And the live Run on host b is never touched over 20 passes, and shows alive
     for _ in 0..20 {

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{check_claim_id, field};
+use super::{check_claim_id, field, RunOf};
 
 /// The most Runs an end record lists as failures (`recovery.max_failures` is at most this).
 pub const MAX_FAILURES_LISTED: usize = 10;
@@ -123,10 +123,15 @@ pub struct EndRecord {
     /// command is known for its Harness.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    /// For a thirdshift Command (claim id `ts-…`, no claim comment): the evidence it was judged
-    /// on, as its host read it from thirdshift's own record.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adopted: Option<Box<AdoptedEvidence>>,
+    /// Ours, or a thirdshift Command (no claim comment) with the evidence it was judged on, as
+    /// its host read it from thirdshift's own record (the `adopted` key on the wire).
+    #[serde(
+        default,
+        rename = "adopted",
+        skip_serializing_if = "RunOf::is_ours",
+        with = "super::run::wire"
+    )]
+    pub run: RunOf<AdoptedEvidence>,
     /// Set when this end hands the issue to people at the failure limit
     /// (`recovery.max_failures`): the Runs that failed in a row, this one last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -195,7 +200,7 @@ impl EndRecord {
             continuation: None,
             resume: None,
             session: None,
-            adopted: None,
+            run: Default::default(),
             failures: Vec::new(),
             ended_at,
         }
@@ -229,7 +234,7 @@ impl EndRecord {
         for label in self.labels_after.iter().flatten() {
             field::name("labels_after", label)?;
         }
-        if let Some(a) = &self.adopted {
+        if let Some(a) = self.run.thirdshift() {
             field::name("adopted.host", &a.host)?;
             field::name("adopted.machine_id", &a.machine_id)?;
             field::path("adopted.record", &a.record)?;
@@ -281,7 +286,7 @@ pub(crate) mod tests {
             continuation: None,
             resume: None,
             session: None,
-            adopted: None,
+            run: Default::default(),
             failures: Vec::new(),
             ended_at: Utc.with_ymd_and_hms(2025, 3, 4, 6, 0, 0).unwrap(),
         }

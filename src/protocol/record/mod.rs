@@ -16,6 +16,7 @@ pub mod field;
 pub mod ownership;
 pub mod reply;
 pub mod report;
+pub mod run;
 
 use std::fmt;
 use std::str::FromStr;
@@ -31,6 +32,7 @@ pub use ownership::{
 };
 pub use reply::{Answer, ReplyRecord};
 pub use report::{AdoptedRun, ClaimVerdict, DeathReason, HostReport, RunEnding, Salvage, Verdict};
+pub use run::RunOf;
 
 /// The protocol version this reader writes and understands.
 pub const VERSION: u32 = 1;

@@ -252,7 +252,8 @@ impl Ownership {
             } else if claims.iter().any(|c| c.record.claim_id == id) {
                 end_of.insert(id, end);
                 continue;
-            } else if end.record.adopted.is_some() && id.starts_with("ts-") {
+            } else if !end.record.run.is_ours() && crate::protocol::thirdshift::names_a_command(&id)
+            {
                 if let Some(first) = self.adopted_end(&id) {
                     ProblemKind::DuplicateEnd {
                         claim_id: id,

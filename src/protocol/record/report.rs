@@ -4,6 +4,7 @@
 //! the Claim's own host (same host name and machine id). No clock appears in it on purpose: an
 //! unchanged world gives a byte-identical report, so nothing is rewritten.
 
+use super::RunOf;
 use serde::{Deserialize, Serialize};
 
 /// Why a Claim's owner is dead, as its host proved it.
@@ -122,9 +123,15 @@ pub struct ClaimVerdict {
     /// For a dead Claim with a worktree: what salvage kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<Salvage>,
-    /// For a thirdshift Command this host adopted (docs/thirdshift.md): what its record says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thirdshift: Option<AdoptedRun>,
+    /// Ours, or a thirdshift Command this host adopted (docs/thirdshift.md) with what its
+    /// record says (the `thirdshift` key on the wire).
+    #[serde(
+        default,
+        rename = "thirdshift",
+        skip_serializing_if = "RunOf::is_ours",
+        with = "super::run::wire"
+    )]
+    pub run: RunOf<AdoptedRun>,
     /// How the Run ended by itself, as it kept it in this host's local record before GitHub
     /// refused its end record: reconcile ends the Claim with this outcome, never as a recovery.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -285,7 +292,7 @@ pub(crate) mod tests {
                         evidence: "pid 42 is gone".into(),
                     },
                     kept: None,
-                    thirdshift: None,
+                    run: Default::default(),
                     finished: None,
                 },
                 ClaimVerdict {
@@ -296,7 +303,7 @@ pub(crate) mod tests {
                         evidence: "2 processes of session 7 run".into(),
                     },
                     kept: None,
-                    thirdshift: None,
+                    run: Default::default(),
                     finished: None,
                 },
             ],

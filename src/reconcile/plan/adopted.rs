@@ -68,10 +68,9 @@ impl Planner<'_> {
         s: &mut Steps,
     ) -> Finding {
         let (v, host) = (n.verdict, &n.report.report.host);
-        let facts = v
-            .thirdshift
-            .as_ref()
-            .expect("named Commands carry their facts");
+        let Some(facts) = v.run.thirdshift() else {
+            unreachable!("named Commands carry their facts")
+        };
         let Verdict::Dead { reason, evidence } = &v.verdict else {
             unreachable!("only dead Commands are ended")
         };
@@ -94,13 +93,13 @@ impl Planner<'_> {
                 .clone()
                 .filter(|r| crate::protocol::record::field::path("resume", r).is_ok()),
             session: None,
-            adopted: Some(Box::new(AdoptedEvidence {
+            run: crate::protocol::record::RunOf::thirdshift_of(AdoptedEvidence {
                 host: host.clone(),
                 machine_id: n.report.report.machine_id.clone(),
                 record: facts.record.clone(),
                 pid: facts.pid,
                 process_start: facts.process_start.clone(),
-            })),
+            }),
             failures: Vec::new(),
             ended_at: self.input.now,
         };
@@ -121,7 +120,7 @@ impl Planner<'_> {
 /// once earlier ones were used), a pull request in its record, or work its host kept; a Security
 /// fix's Claim stays whatever (thirdshift's `Claimed::end`).
 fn started(issue: &IssueSnapshot, v: &ClaimVerdict) -> bool {
-    let Some(facts) = &v.thirdshift else {
+    let Some(facts) = v.run.thirdshift() else {
         return false;
     };
     let on_origin = issue.origin.as_ref().is_some_and(|o| o.has_work());

@@ -70,7 +70,7 @@ fn end_of(c: &ClaimRecord, outcome: Outcome, labels_after: Option<&[&str]>) -> E
         continuation: None,
         resume: None,
         session: None,
-        adopted: None,
+        run: Default::default(),
         failures: Vec::new(),
         ended_at: now(),
     }
@@ -204,7 +204,7 @@ fn verdict(c: &ClaimRecord, verdict: Verdict) -> ClaimVerdict {
         issue: c.issue,
         verdict,
         kept: None,
-        thirdshift: None,
+        run: Default::default(),
         finished: None,
     }
 }
@@ -238,7 +238,7 @@ fn recovered(c: &ClaimRecord, comment_id: u64, label: &str) -> EndRecord {
         // (sample claims use claude in /work/wt-issue-42).
         resume: (label == HUMAN).then(|| "cd /work/wt-issue-42 && claude --resume sess-77".into()),
         session: (label == HUMAN).then(|| "sess-77".to_string()),
-        adopted: None,
+        run: Default::default(),
         failures: Vec::new(),
         ended_at: now(),
     }
@@ -603,7 +603,7 @@ fn superseded_later_claim_is_ended_without_labels() {
         continuation: None,
         resume: None,
         session: None,
-        adopted: None,
+        run: Default::default(),
         failures: Vec::new(),
         ended_at: now(),
     };
@@ -680,7 +680,7 @@ fn closed_issue_with_active_claim_is_swept() {
         continuation: None,
         resume: None,
         session: None,
-        adopted: None,
+        run: Default::default(),
         failures: Vec::new(),
         ended_at: now(),
     };

@@ -127,8 +127,8 @@ impl Soak<'_> {
                 .into_iter()
                 .filter(|e| {
                     e.record
-                        .adopted
-                        .as_ref()
+                        .run
+                        .thirdshift()
                         .is_some_and(|a| a.record == s.record && a.pid == s.process.pid)
                 })
                 .collect();

@@ -18,9 +18,9 @@ fn command(verdict: Verdict, branch: &str) -> ClaimVerdict {
         issue: 7,
         verdict,
         kept: None,
-        thirdshift: Some(crate::protocol::record::report::tests::sample_adopted_run(
-            branch,
-        )),
+        run: crate::protocol::record::RunOf::thirdshift_of(
+            crate::protocol::record::report::tests::sample_adopted_run(branch),
+        ),
         finished: None,
     }
 }
@@ -51,7 +51,7 @@ fn a_dead_command_with_nothing_on_origin_is_released_to_the_queue() {
         (TS, Outcome::Recovered)
     );
     assert_eq!(end.claim_comment_id, None);
-    let evidence = end.adopted.as_ref().expect("the evidence");
+    let evidence = end.run.thirdshift().expect("the evidence");
     assert_eq!(
         (
             evidence.host.as_str(),
@@ -175,7 +175,7 @@ fn an_end_record_naming_a_thirdshift_command_needs_its_evidence_and_a_trusted_au
         panic!("an end first")
     };
     let forged = comment("mallory", 1, record.to_comment());
-    record.adopted = None;
+    record.run = Default::default();
     let bare = bot(2, record.to_comment());
     world.issues[0].comments = vec![forged, bare];
     // when a pass plans
