@@ -24,7 +24,7 @@ use crate::protocol::failures;
 use crate::protocol::record::Ownership;
 use crate::protocol::record::{ClaimRecord, ClaimState, EndRecord, Kind, Outcome};
 use crate::protocol::resume::hand_off;
-use crate::protocol::rules::{self, end_labels};
+use crate::protocol::rules::{self, end_labels, Ended};
 use crate::snapshot::Origin;
 use crate::store::post_record;
 use crate::text::cancel as text;
@@ -135,7 +135,14 @@ async fn owned_labels(
     let on_origin = origin.as_ref().map(|o| o.facts());
     let (outcome, started, kept) = (ending.outcome, ending.started, ending.kept.as_ref());
     let labels = &ctx.config.labels;
-    let list = end_labels(labels, record, outcome, started, on_origin, kept);
+    let ended = Ended::Ours {
+        record,
+        outcome,
+        started,
+        on_origin,
+        kept,
+    };
+    let list = end_labels(labels, ended);
     end.pull_request = origin.as_ref().and_then(|o| o.pull_request());
     let limit = ctx.config.recovery.max_failures;
     failures::settle(labels, own, record, end, list, limit)

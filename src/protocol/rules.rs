@@ -79,25 +79,52 @@ pub fn labels_after(
     list
 }
 
-/// The labels the issue of `record` gets when its Claim ends with `outcome`: by the label
-/// conventions ([`labels_after`]) when its Run's command had `started`, else as the Claim found
-/// the issue ([`label_unstarted`]). The one rule for a Run ending its own Claim and for reconcile
-/// ending a Claim whose Run finished but could not write its end.
-pub fn end_labels(
-    labels: &Labels,
-    record: &ClaimRecord,
-    outcome: Outcome,
-    started: bool,
-    on_origin: Option<OnOrigin>,
-    kept: Option<&Salvage>,
-) -> Vec<String> {
-    if !started {
-        return label_unstarted(labels, record)
+/// The Run whose Claim ends, as the one end-label rule ([`end_labels`]) needs it.
+#[derive(Clone, Copy, Debug)]
+pub enum Ended<'a> {
+    /// One of ours, its Claim `record`, ending with `outcome`; `started`: its command started;
+    /// `on_origin`: what origin holds of it (`None` when not read); `kept`: what its host kept.
+    Ours {
+        record: &'a ClaimRecord,
+        outcome: Outcome,
+        started: bool,
+        on_origin: Option<OnOrigin>,
+        kept: Option<&'a Salvage>,
+    },
+    /// A dead Run of ours re-queued as a Continuation (the recovery policy's choice, or a
+    /// person's `recover --continue`).
+    Continued,
+    /// A dead thirdshift Command; `started`: its issue was started on origin.
+    Thirdshift { started: bool },
+}
+
+/// The labels an issue gets when a Claim ends, listing `in-progress` when it stays on: the one
+/// rule for a Run ending its own Claim, observe's carried-out cancel, and reconcile ending a dead
+/// or finished Run of ours or a dead thirdshift Command, by the label conventions
+/// (`labels.preset`, `labels.after`). Ours: by [`labels_after`] when the command had started,
+/// else as the Claim found the issue ([`label_unstarted`]); a Continuation: back to the queue;
+/// thirdshift's: as its own Failed run leaves it ([`adopted_labels_after`]). The failure limit
+/// and a cancel's hold settle the result (`protocol::failures::settle`).
+pub fn end_labels(labels: &Labels, ended: Ended<'_>) -> Vec<String> {
+    match ended {
+        Ended::Ours {
+            record,
+            started: false,
+            ..
+        } => label_unstarted(labels, record)
             .into_iter()
             .map(str::to_string)
-            .collect();
+            .collect(),
+        Ended::Ours {
+            record,
+            outcome,
+            on_origin,
+            kept,
+            ..
+        } => labels_after(labels, record, outcome, on_origin, kept),
+        Ended::Continued => vec![labels.ready.clone()],
+        Ended::Thirdshift { started } => adopted_labels_after(labels, started),
     }
-    labels_after(labels, record, outcome, on_origin, kept)
 }
 
 /// The label to add when a Claim ends whose Run's command never started: `ready-for-agent`

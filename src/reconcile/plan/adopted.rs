@@ -11,7 +11,7 @@
 //! live one's. An issue no longer `in-progress` is left as it is, as thirdshift leaves it. Pure.
 
 use crate::protocol::record::{AdoptedEvidence, ClaimVerdict, Outcome, Verdict};
-use crate::protocol::rules::{adopted_labels_after, later_issue_branch, SECURITY_FIX};
+use crate::protocol::rules::{end_labels, later_issue_branch, Ended, SECURITY_FIX};
 use crate::snapshot::{IssueSnapshot, ReportView};
 use crate::text::reasons::{adopted_evidence, adopted_recovered_reason};
 
@@ -38,7 +38,7 @@ impl Planner<'_> {
             return Some(live.map(|n| alive_finding(issue, n)).collect());
         }
         let started = named.iter().any(|n| started(issue, n.verdict));
-        let labels_after = adopted_labels_after(&self.config.labels, started);
+        let labels_after = end_labels(&self.config.labels, Ended::Thirdshift { started });
         let mut findings = Vec::new();
         for n in &named {
             findings.push(self.end_adopted(issue, n, &labels_after, s));

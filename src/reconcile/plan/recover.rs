@@ -10,7 +10,7 @@ use crate::protocol::config::OnDead;
 use crate::protocol::failures;
 use crate::protocol::record::{ClaimView, Continuation, DeathReason, Outcome, RunEnding, Salvage};
 use crate::protocol::resume::hand_off;
-use crate::protocol::rules::{continuations, end_labels, labels_after};
+use crate::protocol::rules::{continuations, end_labels, Ended};
 use crate::snapshot::IssueSnapshot;
 use crate::text::reasons::{finished_for_run, recovered_reason, with_labels_clause};
 
@@ -66,12 +66,19 @@ impl Planner<'_> {
                 && done < policy.max_continuations);
         let (list, health) = if continue_it {
             end.outcome = Outcome::Continued;
-            (vec![labels.ready.clone()], Health::Continued)
+            (end_labels(labels, Ended::Continued), Health::Continued)
         } else if let Some(list) = to_people {
             (list, Health::Recovered)
         } else {
             let on_origin = issue.origin.as_ref().map(|o| o.facts());
-            let list = labels_after(labels, claim, Outcome::Recovered, on_origin, kept);
+            let ended = Ended::Ours {
+                record: claim,
+                outcome: Outcome::Recovered,
+                started: true,
+                on_origin,
+                kept,
+            };
+            let list = end_labels(labels, ended);
             (list, Health::Recovered)
         };
         end.labels_after = Some(list.clone());
@@ -114,7 +121,14 @@ impl Planner<'_> {
         end.kept.clone_from(&finished.kept);
         let on_origin = issue.origin.as_ref().map(|o| o.facts());
         let (outcome, started, kept) = (finished.outcome, finished.started, finished.kept.as_ref());
-        let list = end_labels(labels, claim, outcome, started, on_origin, kept);
+        let ended = Ended::Ours {
+            record: claim,
+            outcome,
+            started,
+            on_origin,
+            kept,
+        };
+        let list = end_labels(labels, ended);
         let limit = self.config.recovery.max_failures;
         let list = failures::settle(labels, &issue.ownership, claim, &mut end, list, limit);
         end.labels_after = Some(list.clone());
