@@ -2,11 +2,13 @@
 //! Ready issues, one detached Run each (`run --issue N [--kind K] [--harness H] -- CMD...`), then
 //! exit. Free capacity is the host's capacity minus its live Claims (local records
 //! across every repository, checked alive in the process table); when nothing is free, pickup says
-//! so and sends no request to GitHub at all. At its Failure limit (`pickup.failure_limit` open
-//! issues this host handed to people for failing) it says so and takes nothing. Otherwise it lists
-//! the open Ready issues, keeps those a Run may take (no `in-progress`, hand-off or configured skip
-//! label, no active claim, not held by its latest end: `pickup/holds.rs`), in the configured order, and starts `run --issue N -- CMD...` for each until the free slots are filled,
-//! waiting only until that Run has won or lost its Claim (a lost race moves on to the next issue).
+//! so and sends no request to GitHub at all. Otherwise it lists the open Ready issues and keeps
+//! those a Run may take (no `in-progress`, hand-off or configured skip label), in the configured
+//! order; with any left, at its Failure limit (`pickup.failure_limit` open issues this host handed
+//! to people for failing) it says so and takes nothing. Else it skips an issue with an active
+//! claim or held by its latest end (`pickup/holds.rs`) and starts `run --issue N -- CMD...` for
+//! each until the free slots are filled, waiting only until that Run has won or lost its Claim
+//! (a lost race moves on to the next issue).
 //!
 //! Runs are started in their own session, with no stdin, their output appended to a log in the
 //! state folder and without `RUNNER_TRACKING_ID`, so neither the end of a CI job nor the end of
@@ -155,10 +157,12 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         println!("{}", crate::text::for_terminal(why));
         return Ok(report);
     }
-    let failing = holds::failing_here(ctx).await?;
-    if failing.len() >= ctx.config.pickup.failure_limit as usize {
-        let limit = ctx.config.pickup.failure_limit;
-        let why = crate::text::failures::host_at_limit(&report.slots.host, limit, &failing);
+    let ready = ctx
+        .client
+        .list_issues("open", Some(&ctx.config.labels.ready));
+    let candidates = candidates(&ctx.config, ready.await?);
+    // The Failure limit is read only when there is something to take: an idle pass stays cheap.
+    if let Some(why) = at_failure_limit(ctx, &report.slots, &candidates).await? {
         println!("{}", crate::text::for_terminal(&why));
         report.skipped = Some(why);
         return Ok(report);
@@ -168,10 +172,7 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         "host {}: {} of {} slots in use; taking up to {free} Ready issue(s)",
         report.slots.host, report.slots.in_use, report.slots.capacity
     );
-    let ready = ctx
-        .client
-        .list_issues("open", Some(&ctx.config.labels.ready));
-    for issue in candidates(&ctx.config, ready.await?) {
+    for issue in candidates {
         if report.started() >= free {
             break;
         }
@@ -201,6 +202,22 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         println!("no more Ready issues to take");
     }
     Ok(report)
+}
+
+/// Why this host takes nothing, when it is at its Failure limit (`pickup.failure_limit` open
+/// issues it handed to people for failing); never asked when there is no candidate.
+async fn at_failure_limit(
+    ctx: &Ctx,
+    slots: &Slots,
+    candidates: &[Issue],
+) -> anyhow::Result<Option<String>> {
+    if candidates.is_empty() {
+        return Ok(None);
+    }
+    let limit = ctx.config.pickup.failure_limit;
+    let failing = holds::failing_here(ctx).await?;
+    Ok((failing.len() >= limit as usize)
+        .then(|| crate::text::failures::host_at_limit(&slots.host, limit, &failing)))
 }
 
 /// The Ready issues a Run may take, in the configured order: open, carrying the ready label, and

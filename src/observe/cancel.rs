@@ -44,11 +44,7 @@ pub enum CancelTarget<'a> {
 /// Decides what `cancel` does about an issue with ownership `own`.
 pub fn target(own: &Ownership) -> CancelTarget<'_> {
     let Some(claim) = &own.owner else {
-        let last = own
-            .ended
-            .iter()
-            .map(|(_, e)| e)
-            .max_by_key(|e| e.comment_id);
+        let last = own.last_ended().map(|(_, e)| e);
         return CancelTarget::NothingToCancel { last };
     };
     match own.pending_cancel(&claim.record.claim_id) {

@@ -24,27 +24,21 @@ pub async fn held(
     let Some((hold, end)) = failures::hold(own) else {
         return Ok(None);
     };
-    let posted = comments
-        .iter()
-        .find(|c| c.id == end.comment_id)
-        .map(|c| c.created_at);
     let ready = &ctx.config.labels.ready;
-    let events = ctx.client.issue_events(n).await?;
-    let released_by = events
+    let posted = comments.iter().find(|c| c.id == end.comment_id);
+    let changes = match posted {
+        Some(c) => crate::snapshot::label_changes_since(ctx, n, c.created_at).await?,
+        None => Vec::new(),
+    };
+    let released = changes
         .iter()
-        .rfind(|e| {
-            let ready_label = e
-                .label
-                .as_ref()
-                .is_some_and(|l| l.name.eq_ignore_ascii_case(ready));
-            e.event == "labeled" && ready_label && posted.is_some_and(|p| e.created_at >= p)
-        })
-        .map(|e| {
-            e.actor
-                .as_ref()
-                .map_or("a deleted account", |a| a.login.as_str())
-        });
-    if let Some(by) = released_by {
+        .rfind(|c| c.added && c.label.eq_ignore_ascii_case(ready));
+    if let Some(c) = released {
+        let by = if c.by.is_empty() {
+            "a deleted account"
+        } else {
+            &c.by
+        };
         println!(
             "{}",
             crate::text::for_terminal(&text::released(n, by, ready))

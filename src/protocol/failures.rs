@@ -134,7 +134,7 @@ pub enum Hold {
 /// or cancelled on a request that did not ask `--requeue`. Released only by a ready label put on
 /// after that end was posted (pickup reads the issue's events).
 pub fn hold(own: &Ownership) -> Option<(Hold, &EndView)> {
-    let (claim, end) = own.ended.iter().max_by_key(|(_, e)| e.comment_id)?;
+    let (claim, end) = own.last_ended()?;
     if !end.record.failures.is_empty() {
         return Some((Hold::FailureLimit, end));
     }
@@ -148,7 +148,7 @@ pub fn hold(own: &Ownership) -> Option<(Hold, &EndView)> {
 /// failure limit, or a failed or dead Run whose end did not put the issue back in the queue. Such
 /// an open issue counts toward the host's `pickup.failure_limit`.
 pub fn handed_for_failing(labels: &Labels, own: &Ownership, host: &str) -> bool {
-    let Some((claim, end)) = own.ended.iter().max_by_key(|(_, e)| e.comment_id) else {
+    let Some((claim, end)) = own.last_ended() else {
         return false;
     };
     let end = &end.record;

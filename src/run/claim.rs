@@ -176,7 +176,7 @@ async fn withdraw<T>(ctx: &Ctx, n: u64, record: &ClaimRecord, why: String) -> an
 
 /// The Continuation this Claim takes over, if the latest end record is one.
 fn continuation(own: &Ownership) -> Option<Continuation> {
-    let (_, latest) = own.ended.iter().max_by_key(|(_, e)| e.comment_id)?;
+    let (_, latest) = own.last_ended()?;
     (latest.record.outcome == Outcome::Continued)
         .then(|| latest.record.continuation.clone())
         .flatten()

@@ -223,17 +223,27 @@ pub async fn people_changes_since(
     since: u64,
 ) -> anyhow::Result<Vec<LabelChange>> {
     let since = ctx.client.get_comment(since).await?.created_at;
+    let mut changes = label_changes_since(ctx, n, since).await?;
+    changes.retain(|c| !ctx.trust.is_trusted(&c.by));
+    Ok(changes)
+}
+
+/// Every label change anyone made on issue `n` at or after `since` (GitHub's clock, to the
+/// second), oldest first, from the issue's events; `by` is empty for a deleted account.
+pub async fn label_changes_since(
+    ctx: &Ctx,
+    n: u64,
+    since: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<Vec<LabelChange>> {
     let events = ctx.client.issue_events(n).await?;
     Ok(events
         .into_iter()
         .filter(|e| e.created_at >= since && matches!(e.event.as_str(), "labeled" | "unlabeled"))
         .filter_map(|e| {
-            let by = e.actor.map(|a| a.login).unwrap_or_default();
-            let label = e.label?.name;
-            (!ctx.trust.is_trusted(&by)).then(|| LabelChange {
+            Some(LabelChange {
                 added: e.event == "labeled",
-                label,
-                by,
+                label: e.label?.name,
+                by: e.actor.map(|a| a.login).unwrap_or_default(),
             })
         })
         .collect())

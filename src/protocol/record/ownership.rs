@@ -316,6 +316,14 @@ impl Ownership {
         self.active().chain(ended).map(|c| c.comment_id).max()
     }
 
+    /// The ended claim whose end record is the latest (highest comment id), with that end.
+    pub fn last_ended(&self) -> Option<(&ClaimView, &EndView)> {
+        self.ended
+            .iter()
+            .map(|(c, e)| (c, e))
+            .max_by_key(|(_, e)| e.comment_id)
+    }
+
     /// The end record with the highest comment id among those that state `labels_after` (ours
     /// and thirdshift Commands'), with those labels. Ends stating nothing (a superseded or
     /// withdrawn claim's) never owned the labels, so they do not hide an owner's end that a

@@ -370,12 +370,7 @@ impl Planner<'_> {
     }
 
     fn nothing_active(&self, issue: &IssueSnapshot) -> String {
-        let last = issue
-            .ownership
-            .ended
-            .iter()
-            .map(|(_, e)| e)
-            .max_by_key(|e| e.comment_id);
+        let last = issue.ownership.last_ended().map(|(_, e)| e);
         text::nothing_active(last)
     }
 }

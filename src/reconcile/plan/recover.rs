@@ -8,7 +8,8 @@
 
 use crate::protocol::config::OnDead;
 use crate::protocol::failures;
-use crate::protocol::record::{ClaimView, Continuation, DeathReason, Outcome, RunEnding, Salvage};
+use crate::protocol::record::{ClaimRecord, ClaimView, Continuation, DeathReason, EndRecord};
+use crate::protocol::record::{Outcome, RunEnding, Salvage};
 use crate::protocol::resume::hand_off;
 use crate::protocol::rules::{continuations, end_labels, Ended};
 use crate::snapshot::IssueSnapshot;
@@ -44,46 +45,46 @@ impl Planner<'_> {
         s: &mut Steps,
     ) -> Finding {
         let labels = &self.config.labels;
-        let claim = &owner.record;
-        let own = &issue.ownership;
-        let done = continuations(&own.ended);
-        let policy = &self.config.recovery;
         let mut end = self.end_record(owner, Outcome::Recovered, why.clone());
         if let Some(actor) = &asked.actor {
             end.actor.clone_from(actor);
         }
         end.kept = kept.cloned();
         end.pull_request = issue.origin.as_ref().and_then(|o| o.pull_request());
-        let limit = policy.max_failures;
+        let (list, health) = self.dead_ending(issue, &owner.record, kept, asked, &mut end);
+        end.labels_after = Some(list.clone());
+        if end.continuation.is_none() && !labels.queues(&list) {
+            hand_off(&mut end, &owner.record);
+        }
+        s.end(end);
+        self.apply_labels(issue, &list, s);
+        let note = with_labels_clause(&why, &list, &labels.in_progress);
+        claim_finding(owner, health, note)
+    }
+
+    /// How the dead Run of `claim` ends, written into `end` (its outcome, Continuation and listed
+    /// failures), and the labels its issue gets: a Continuation when asked, or by the policy
+    /// within `max_continuations` and below the failure limit; to people at the failure limit;
+    /// else as a failed run, by what reached origin and what its host kept.
+    fn dead_ending(
+        &self,
+        issue: &IssueSnapshot,
+        claim: &ClaimRecord,
+        kept: Option<&Salvage>,
+        asked: &Asked,
+        end: &mut EndRecord,
+    ) -> (Vec<String>, Health) {
+        let (labels, policy) = (&self.config.labels, &self.config.recovery);
+        let ended = &issue.ownership.ended;
         let to_people = if asked.continue_ {
             None
         } else {
-            failures::hand_to_people(labels, &own.ended, claim, &mut end, limit)
+            failures::hand_to_people(labels, ended, claim, end, policy.max_failures)
         };
-        let continue_it = asked.continue_
-            || (to_people.is_none()
-                && policy.on_dead == OnDead::Continue
-                && done < policy.max_continuations);
-        let (list, health) = if continue_it {
+        let done = continuations(ended);
+        let by_policy = policy.on_dead == OnDead::Continue && done < policy.max_continuations;
+        if asked.continue_ || (to_people.is_none() && by_policy) {
             end.outcome = Outcome::Continued;
-            (end_labels(labels, Ended::Continued), Health::Continued)
-        } else if let Some(list) = to_people {
-            (list, Health::Recovered)
-        } else {
-            let on_origin = issue.origin.as_ref().map(|o| o.facts());
-            let ended = Ended::Ours {
-                record: claim,
-                outcome: Outcome::Recovered,
-                started: true,
-                on_origin,
-                kept,
-            };
-            let list = end_labels(labels, ended);
-            (list, Health::Recovered)
-        };
-        end.labels_after = Some(list.clone());
-        let queued = labels.queues(&list);
-        if continue_it {
             end.continuation = Some(Continuation {
                 number: done + 1,
                 branch: claim.branch.clone(),
@@ -91,13 +92,19 @@ impl Planner<'_> {
                 harness: claim.harness.clone(),
                 worktree: claim.worktree.clone(),
             });
-        } else if !queued {
-            hand_off(&mut end, claim);
+            return (end_labels(labels, Ended::Continued), Health::Continued);
         }
-        s.end(end);
-        self.apply_labels(issue, &list, s);
-        let note = with_labels_clause(&why, &list, &labels.in_progress);
-        claim_finding(owner, health, note)
+        if let Some(list) = to_people {
+            return (list, Health::Recovered);
+        }
+        let ended = Ended::Ours {
+            record: claim,
+            outcome: Outcome::Recovered,
+            started: true,
+            on_origin: issue.origin.as_ref().map(|o| o.facts()),
+            kept,
+        };
+        (end_labels(labels, ended), Health::Recovered)
     }
 }
 
