@@ -454,8 +454,8 @@ async fn a_command_running_as_its_runs_user_cannot_read_the_runs_key_from_any_of
         o = out.display(),
         b = bin.display()
     );
-    let run = tokio::process::Command::new(&bin)
-        .env_clear()
+    let mut run = tokio::process::Command::new(&bin);
+    run.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("THIRDSHIFT_APP_ID", APP_ID.to_string())
         .env("THIRDSHIFT_APP_KEY", &keys.private_pem)
@@ -477,10 +477,8 @@ async fn a_command_running_as_its_runs_user_cannot_read_the_runs_key_from_any_of
             &script,
         ])
         .uid(uid)
-        .gid(gid)
-        .output()
-        .await
-        .unwrap();
+        .gid(gid);
+    let run = output_once_written(&mut run).await;
     // Then the Run still worked: its stage is recorded and it ended done
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     let own = world.ownership_trusting(issue, BOT_LOGIN);
@@ -542,4 +540,19 @@ async fn a_cached_next_page_on_another_origin_gets_no_app_token() {
         cmd
     })
     .await;
+}
+
+/// Runs `cmd`, retrying while the kernel says its program is busy (ETXTBSY): a process another
+/// test forked while the copy of the binary was still open for writing holds that descriptor
+/// until it execs, for a few milliseconds.
+async fn output_once_written(cmd: &mut tokio::process::Command) -> std::process::Output {
+    for _ in 0..100 {
+        match cmd.output().await {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            other => return other.expect("the copied binary runs"),
+        }
+    }
+    panic!("the copied binary stayed busy for two seconds")
 }
