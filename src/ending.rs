@@ -14,20 +14,17 @@
 
 mod keep;
 
+pub use crate::reconcile::plan::as_cancelled;
 pub use keep::{adopted_run, own_run, stopped_run};
 
 use chrono::Utc;
 
 use crate::context::Ctx;
 use crate::host::LocalStatus;
-use crate::protocol::failures;
-use crate::protocol::record::Ownership;
-use crate::protocol::record::{ClaimRecord, ClaimState, EndRecord, Kind, Outcome};
-use crate::protocol::resume::hand_off;
-use crate::protocol::rules::{self, end_labels, Ended};
+use crate::protocol::record::{ClaimRecord, ClaimState, Kind, Outcome};
+use crate::reconcile::plan::{run_end, RunEnd};
 use crate::snapshot::Origin;
 use crate::store::post_record;
-use crate::text::cancel as text;
 use crate::text::ToComment;
 
 /// How a Claim ends: the record a Run keeps locally before posting it
@@ -75,23 +72,21 @@ pub async fn end_claim(
     };
     let cancelled = as_cancelled(&own, claim_id, ending);
     let ending = cancelled.as_ref().unwrap_or(ending);
-    let record = &view.record;
-    let mut end = EndRecord::ending(record, ending.outcome, actor, &ending.reason, Utc::now());
-    end.exit_code = ending.exit_code;
-    end.signal = ending.signal;
-    end.kept.clone_from(&ending.kept);
-    end.claim_comment_id = Some(view.comment_id);
-    let list = if owner {
-        owned_labels(ctx, &own, record, ending, &mut end).await
+    let origin = if owner && ending.started {
+        origin_of(ctx, &view.record, ending.outcome).await
     } else {
-        Vec::new()
+        None
     };
-    end.labels_after = owner.then(|| list.clone());
-    let queued = ctx.config.labels.queues(&list);
-    if ending.outcome != Outcome::Done && ending.started && !queued {
-        hand_off(&mut end, record);
-    }
-    end.ended_at = Utc::now();
+    let run = RunEnd {
+        claim: &view,
+        owns_labels: owner,
+        ending,
+        origin: origin.as_ref(),
+        actor,
+        now: Utc::now(),
+    };
+    let end = run_end(&ctx.config, &own, run);
+    let list = end.labels_after.clone().unwrap_or_default();
     let posted = post_record(ctx, n, claim_id, Kind::End, &end.to_comment()).await?;
     if owner {
         for label in &list {
@@ -114,38 +109,6 @@ pub async fn end_claim(
     Ok(Released::Ended {
         url: posted.html_url,
     })
-}
-
-/// The labels the issue of `record`, a Claim that owns it, gets as its Run ended (`ending`):
-/// by the label conventions from what origin holds (read when they depend on it; its pull
-/// request goes into `end`), then settled at the failure limit or for a cancel
-/// (`protocol::failures::settle`, which lists the failures in `end`).
-async fn owned_labels(
-    ctx: &Ctx,
-    own: &Ownership,
-    record: &ClaimRecord,
-    ending: &Ending,
-    end: &mut EndRecord,
-) -> Vec<String> {
-    let origin = if ending.started {
-        origin_of(ctx, record, ending.outcome).await
-    } else {
-        None
-    };
-    let on_origin = origin.as_ref().map(|o| o.facts());
-    let (outcome, started, kept) = (ending.outcome, ending.started, ending.kept.as_ref());
-    let labels = &ctx.config.labels;
-    let ended = Ended::Ours {
-        record,
-        outcome,
-        started,
-        on_origin,
-        kept,
-    };
-    let list = end_labels(labels, ended);
-    end.pull_request = origin.as_ref().and_then(|o| o.pull_request());
-    let limit = ctx.config.recovery.max_failures;
-    failures::settle(labels, own, record, end, list, limit)
 }
 
 /// What origin holds of the Run's Issue branch, read the way reconcile reads it before choosing
@@ -176,26 +139,4 @@ pub(crate) fn mark_ended(ctx: &Ctx, claim_id: &str) -> anyhow::Result<()> {
             .update(claim_id, |c| c.status = LocalStatus::Ended)?;
     }
     Ok(())
-}
-
-/// The ending a Run's own `release` writes instead of `ending` when the Run was stopped (handed
-/// back, or its command killed by a stop signal) while a trusted cancel request for its Claim
-/// is pending: `cancelled`, naming the request.
-pub fn as_cancelled(own: &Ownership, claim_id: &str, ending: &Ending) -> Option<Ending> {
-    let stopped = match ending.outcome {
-        Outcome::HandedBack => true,
-        Outcome::Failed => ending
-            .signal
-            .is_some_and(|s| rules::STOP_SIGNALS.contains(&s)),
-        _ => false,
-    };
-    if !stopped {
-        return None;
-    }
-    let request = own.pending_cancel(claim_id)?;
-    Some(Ending {
-        outcome: rules::cancel_outcome(request),
-        reason: text::cancelled_reason(request, &ending.reason),
-        ..ending.clone()
-    })
 }

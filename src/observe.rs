@@ -1,17 +1,21 @@
-//! `observe`: this host's view of its own Claims. For every active Claim naming this host (on
-//! GitHub, or in the local state folder) it judges the owner from this machine's process table
-//! and boot id, and writes the verdicts into this host's report on the registry issue, editing
-//! the report only when its content changed. The report also carries this host's capacity and
-//! its slots in use (live Claims across every repository it serves). It ends no Claim on its
-//! verdicts: reconcile does, on this evidence. The one Claim it ends is one it stopped on a
-//! cancel request (`crate::observe::cancel`): those are carried out first and, once ended, left out of the
-//! report.
+//! `observe`: this host's view of its own Runs. It judges, in one loop (`runs.rs`), every active
+//! Claim naming this host (on GitHub, or in the local state folder) and every unfinished
+//! thirdshift Command in this machine's records, from this machine's process table and boot id,
+//! keeps a dead one's work, and writes the verdicts into this host's report on the registry
+//! issue, editing the report only when its content changed. The report also carries this host's
+//! capacity and its slots in use (live Claims across every repository it serves). It ends no
+//! Claim on its verdicts: reconcile does, on this evidence. The one Claim it ends is one it
+//! stopped on a cancel request (`cancel.rs`): those are carried out first and, once ended, left
+//! out of the report.
 
 mod cancel;
 mod reservation;
+mod runs;
 mod stop_adopted;
 
 pub use cancel::{cancel, Asked};
+
+use runs::HostRun;
 
 use anyhow::Context as _;
 
@@ -19,9 +23,7 @@ use crate::context::Ctx;
 use crate::host::capacity;
 use crate::host::Judge;
 use crate::host::{LocalClaim, LocalStatus};
-use crate::protocol::record::{
-    ClaimRecord, ClaimState, ClaimVerdict, DeathReason, HostReport, Kind, Salvage, Verdict,
-};
+use crate::protocol::record::{ClaimRecord, ClaimState, HostReport, Kind};
 use crate::snapshot::{ReportView, Snapshot};
 use crate::store::post_record;
 use crate::text::ToComment;
@@ -49,37 +51,28 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     crate::snapshot::warn_untrusted(&snapshot, &ctx.me);
     let claims = claims_to_judge(ctx, &snapshot, &local)?;
     let (claims, cancels) = crate::observe::cancel::carry_out(ctx, &snapshot, claims).await?;
-    let adopted = adopted(ctx);
-    let owners = claims
+    let runs: Vec<HostRun> = claims
+        .into_iter()
+        .map(|c| HostRun::Ours(Box::new(c)))
+        .chain(
+            runs::adopted(ctx)
+                .into_iter()
+                .map(|a| HostRun::Thirdshift(Box::new(a))),
+        )
+        .collect();
+    let owners = runs
         .iter()
+        .map(HostRun::claim)
         .chain(local.iter().map(|l| &l.record))
-        .chain(adopted.iter().map(|a| &a.claim))
         .map(|c| (c.pid, c.start_ticks));
     let mut judge = Judge::new(owners)?;
-    let mut verdicts = Vec::new();
-    for c in &claims {
-        let verdict = judge.verdict(c)?;
-        // A Run that ended by itself but could not write its end: its own outcome, its own salvage.
-        let finished = ctx.state.load(&c.claim_id).ok().and_then(|l| l.finished);
-        let kept = match (&verdict, &finished) {
-            (_, Some(f)) => f.kept.clone(),
-            (Verdict::Dead { reason, .. }, None) => salvage_dead(ctx, c, *reason).await?,
-            _ => None,
-        };
-        verdicts.push(ClaimVerdict {
-            claim_id: c.claim_id.clone(),
-            issue: c.issue,
-            verdict,
-            kept,
-            run: Default::default(),
-            finished: finished.map(Box::new),
-        });
+    let mut pass = runs::Pass::default();
+    for run in runs {
+        runs::observe_run(ctx, &snapshot, &mut judge, run, &mut pass).await?;
     }
-    let mut adopted = adopted_verdicts(ctx, &snapshot, &mut judge, adopted).await?;
-    verdicts.append(&mut adopted.verdicts);
-    adopted
-        .stops
+    pass.stops
         .extend(crate::observe::stop_adopted::record_endings(ctx).await);
+    let mut verdicts = pass.verdicts;
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));
     let in_use = judge.live_claims(&ctx.state)?.len();
     let report = HostReport {
@@ -97,8 +90,8 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
     Ok(Observed {
         report,
         cancels,
-        reservations: adopted.reservations,
-        stops: adopted.stops,
+        reservations: pass.reservations,
+        stops: pass.stops,
         registry_issue,
         report_written,
     })
@@ -114,36 +107,6 @@ fn booted_at(ctx: &Ctx, snapshot: &Snapshot) -> Option<chrono::DateTime<chrono::
     last.or_else(crate::host::boot_time)
 }
 
-/// Salvages the worktree of a Claim proven dead with no writer left (never before): once per
-/// Claim, remembered in its local record so later passes report the same result (`crate::ending::keep`).
-/// Before the first salvage the Claim is checked still active on a complete comment list: a
-/// stale list can hide the end record of a Run that ended by itself (done) and then exited, and
-/// its worktree must not be committed and pushed as a failed run.
-async fn salvage_dead(
-    ctx: &Ctx,
-    claim: &ClaimRecord,
-    reason: DeathReason,
-) -> anyhow::Result<Option<Salvage>> {
-    let stored = ctx.state.load(&claim.claim_id).ok().and_then(|l| l.salvage);
-    if claim.worktree.is_some() && stored.is_none() && !still_active(ctx, claim).await? {
-        tracing::info!(claim = %claim.claim_id, "already ended: its worktree is not salvaged");
-        return Ok(None);
-    }
-    crate::ending::stopped_run(ctx, claim, crate::text::salvage::reason_dead(reason)).await
-}
-
-/// Whether `claim` has no end record on a list holding every comment of its issue.
-async fn still_active(ctx: &Ctx, claim: &ClaimRecord) -> anyhow::Result<bool> {
-    let comments = crate::store::read::complete_comments(ctx, claim.issue)
-        .await
-        .context("checking that a dead Run's Claim is still active before salvaging its work")?;
-    let own = crate::store::ownership(ctx, claim.issue, &comments);
-    Ok(!matches!(
-        own.state(&claim.claim_id),
-        ClaimState::Ended { .. }
-    ))
-}
-
 /// The claim as this host recorded it when it has a local record (GitHub's copy can be edited
 /// by any write collaborator: its PID, session or worktree must not decide what this host
 /// judges, signals or salvages), else GitHub's copy, to judge and show only.
@@ -152,119 +115,6 @@ fn local_values(ctx: &Ctx, github: &ClaimRecord) -> ClaimRecord {
         Ok(local) if local.record.issue == github.issue => local.record,
         _ => github.clone(),
     }
-}
-
-/// What `observe` did about this host's thirdshift Commands.
-#[derive(Default)]
-struct AdoptedPass {
-    verdicts: Vec<ClaimVerdict>,
-    reservations: Vec<crate::observe::reservation::Settled>,
-    stops: Vec<crate::observe::stop_adopted::Stop>,
-}
-
-/// The verdicts on this host's thirdshift Commands, and their salvages; a Command dead with no
-/// writer left also has its Pickup reservation released (`crate::observe::reservation`), even once its
-/// end is recorded (a release that failed is tried again until it is settled); a live one with
-/// a cancel request waiting is stopped through thirdshift (`crate::observe::stop_adopted`).
-async fn adopted_verdicts(
-    ctx: &Ctx,
-    snapshot: &Snapshot,
-    judge: &mut Judge,
-    adopted: Vec<crate::thirdshift::Adopted>,
-) -> anyhow::Result<AdoptedPass> {
-    let mut pass = AdoptedPass::default();
-    for a in adopted {
-        let ended = ended_here(snapshot, &a.claim);
-        let settled = ctx
-            .state
-            .adopted_note(&a.claim.claim_id, crate::observe::reservation::NOTE);
-        if ended && settled.is_some() {
-            continue;
-        }
-        let (verdict, named) = adopted_verdict(ctx, judge, &a)?;
-        let kept = match (&verdict, named) {
-            (Verdict::Dead { reason, .. }, Some(named)) if !ended => {
-                let why = crate::text::salvage::reason_dead(*reason);
-                crate::ending::adopted_run(ctx, &a, named, why).await?
-            }
-            _ => None,
-        };
-        // As thirdshift's own Drop: the reservation goes once the work is kept.
-        match &verdict {
-            Verdict::Dead { .. } => {
-                let settled = crate::observe::reservation::release_for(ctx, &a).await;
-                pass.reservations.extend(settled);
-            }
-            Verdict::Alive => pass
-                .stops
-                .extend(crate::observe::stop_adopted::ask(ctx, snapshot, &a)),
-            Verdict::WritersAlive { .. } => {}
-        }
-        if ended {
-            continue;
-        }
-        pass.verdicts.push(ClaimVerdict {
-            claim_id: a.claim.claim_id.clone(),
-            issue: a.claim.issue,
-            verdict,
-            kept,
-            run: crate::protocol::record::RunOf::thirdshift_of(a.facts),
-            finished: None,
-        });
-    }
-    Ok(pass)
-}
-
-/// The verdict on a thirdshift Command: as on our Claims, except that a dead Command whose
-/// Harness (carrying thirdshift's session marker, in the Command's worktree, or in one on its
-/// Issue branch when that is not known) still runs has writers alive (`thirdshift::writers`).
-/// For a dead Command with an Issue branch, also what its Command log names as its worktree
-/// (read once, for the writers and for the salvage).
-fn adopted_verdict(
-    ctx: &Ctx,
-    judge: &mut Judge,
-    a: &crate::thirdshift::Adopted,
-) -> anyhow::Result<(Verdict, Option<crate::thirdshift::Named>)> {
-    let verdict = judge.verdict(&a.claim)?;
-    let Verdict::Dead { evidence, .. } = &verdict else {
-        return Ok((verdict, None));
-    };
-    let repo = ctx.remote_repo();
-    let (Some(named), Some(branch)) = (
-        crate::thirdshift::of_command(a, &repo),
-        a.claim.branch.as_deref(),
-    ) else {
-        return Ok((verdict, None));
-    };
-    let worktree = match &named {
-        crate::thirdshift::Named::Worktree(path) => Some(path.as_path()),
-        _ => None,
-    };
-    let pids = crate::thirdshift::writers(&repo, branch, a.claim.start_ticks, worktree);
-    if pids.is_empty() {
-        return Ok((verdict, Some(named)));
-    }
-    let evidence = crate::text::reasons::adopted_writers(evidence, branch, &pids);
-    Ok((Verdict::WritersAlive { pids, evidence }, Some(named)))
-}
-
-/// Whether the thirdshift Command `claim` stands for was ended by an end record the snapshot
-/// shows: it leaves the report then (thirdshift's record stays unfinished for ever).
-fn ended_here(snapshot: &Snapshot, claim: &ClaimRecord) -> bool {
-    snapshot
-        .issue(claim.issue)
-        .is_some_and(|i| i.ownership.adopted_end(&claim.claim_id).is_some())
-}
-
-/// This host's unfinished thirdshift Commands on the repository (docs/thirdshift.md).
-fn adopted(ctx: &Ctx) -> Vec<crate::thirdshift::Adopted> {
-    let repo = ctx.client.repo();
-    crate::thirdshift::on_this_host(
-        &ctx.config.thirdshift,
-        &ctx.host,
-        &crate::host::system_hostname(),
-        (&repo.owner, &repo.name),
-    )
 }
 
 /// Local Claims that may still be active.
@@ -364,6 +214,7 @@ fn fits(report: &HostReport, body: &str) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::record::{ClaimVerdict, Verdict};
 
     fn report_of(claims: usize) -> HostReport {
         HostReport {

@@ -361,9 +361,11 @@ mod adopted;
 mod answers;
 mod owner_evidence;
 mod recover;
+mod run_end;
 mod steps;
 
 use owner_evidence::Evidence;
+pub use run_end::{as_cancelled, run_end, RunEnd};
 use steps::Steps;
 #[cfg(test)]
 mod tests;

@@ -15,6 +15,7 @@ use crate::protocol::rules::{continuations, end_labels, Ended};
 use crate::snapshot::IssueSnapshot;
 use crate::text::reasons::{finished_for_run, recovered_reason, with_labels_clause};
 
+use super::run_end::{run_end, RunEnd};
 use super::{claim_finding, Finding, Health, Planner, Steps};
 
 impl Planner<'_> {
@@ -110,8 +111,8 @@ impl Planner<'_> {
 
 impl Planner<'_> {
     /// Ends `owner`, whose Run ended by itself as `finished` says but could not write its end
-    /// record (its host reports the outcome it kept): with that outcome, its status and what it
-    /// kept, labelled as the Run itself would have (`crate::run::release`), never as a recovery.
+    /// record (its host reports the outcome it kept): the one Run ending (`run_end.rs`), as the
+    /// Run itself would have ended it, never as a recovery.
     pub(super) fn end_finished(
         &self,
         issue: &IssueSnapshot,
@@ -119,26 +120,22 @@ impl Planner<'_> {
         finished: &RunEnding,
         s: &mut Steps,
     ) -> Finding {
-        let labels = &self.config.labels;
         let claim = &owner.record;
         let why = finished_for_run(&claim.host, &claim.claim_id, &finished.reason);
-        let mut end = self.end_record(owner, finished.outcome, why.clone());
-        end.exit_code = finished.exit_code;
-        end.signal = finished.signal;
-        end.kept.clone_from(&finished.kept);
-        let on_origin = issue.origin.as_ref().map(|o| o.facts());
-        let (outcome, started, kept) = (finished.outcome, finished.started, finished.kept.as_ref());
-        let ended = Ended::Ours {
-            record: claim,
-            outcome,
-            started,
-            on_origin,
-            kept,
+        let ending = RunEnding {
+            reason: why.clone(),
+            ..finished.clone()
         };
-        let list = end_labels(labels, ended);
-        let limit = self.config.recovery.max_failures;
-        let list = failures::settle(labels, &issue.ownership, claim, &mut end, list, limit);
-        end.labels_after = Some(list.clone());
+        let run = RunEnd {
+            claim: owner,
+            owns_labels: true,
+            ending: &ending,
+            origin: issue.origin.as_ref(),
+            actor: &self.input.actor,
+            now: self.input.now,
+        };
+        let end = run_end(self.config, &issue.ownership, run);
+        let list = end.labels_after.clone().unwrap_or_default();
         s.end(end);
         self.apply_labels(issue, &list, s);
         claim_finding(owner, Health::Finished, why)

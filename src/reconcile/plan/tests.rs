@@ -304,6 +304,29 @@ fn dead_owner_with_nothing_started_is_ended_and_requeued() {
     );
 }
 
+/// Issue 7 claimed by `c-a`, a Run that started work and ended by itself with `outcome` and
+/// status `code`, its process gone, whose host reports the outcome it kept because GitHub
+/// refused its end record.
+fn finished_run(outcome: Outcome, code: i32) -> Repository {
+    let c = claim(7, "c-a");
+    let finished = crate::protocol::record::RunEnding {
+        outcome,
+        reason: format!("the Run's command exited with status {code}"),
+        exit_code: Some(code),
+        signal: None,
+        kept: None,
+        started: true,
+    };
+    let v = ClaimVerdict {
+        finished: Some(Box::new(finished)),
+        ..verdict(&c, dead())
+    };
+    Repository::with(
+        vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
+        vec![report(vec![v])],
+    )
+}
+
 #[test]
 fn a_run_that_ended_by_itself_but_could_not_write_its_end_is_ended_with_its_own_outcome() {
     for (outcome, code, labels) in [
@@ -312,23 +335,7 @@ fn a_run_that_ended_by_itself_but_could_not_write_its_end_is_ended_with_its_own_
     ] {
         // given a Run that ended by itself (a stage of its own reported), whose host reports the
         // outcome it kept because GitHub refused its end record, and its process gone
-        let c = claim(7, "c-a");
-        let finished = crate::protocol::record::RunEnding {
-            outcome,
-            reason: format!("the Run's command exited with status {code}"),
-            exit_code: Some(code),
-            signal: None,
-            kept: None,
-            started: true,
-        };
-        let v = ClaimVerdict {
-            finished: Some(Box::new(finished)),
-            ..verdict(&c, dead())
-        };
-        let world = Repository::with(
-            vec![issue(7, &[IN_PROGRESS], vec![bot(1, c.to_comment())])],
-            vec![report(vec![v])],
-        );
+        let world = finished_run(outcome, code);
         // when the pass plans
         let plan = world.plan();
         // then the Claim ends with the Run's own outcome and status, labelled as the Run would
@@ -341,6 +348,22 @@ fn a_run_that_ended_by_itself_but_could_not_write_its_end_is_ended_with_its_own_
         assert_eq!(plan.actions[1..], expected);
         assert_eq!(healths(&plan), [(7, Some("c-a"), &Health::Finished)]);
     }
+}
+
+#[test]
+fn a_pass_ending_a_finished_run_for_it_hands_off_as_the_run_itself_would() {
+    // given a Run that failed by itself after starting work, whose end GitHub refused
+    let world = finished_run(Outcome::Failed, 3);
+    // when the pass ends it for the Run
+    let plan = world.plan();
+    // then its end names the agent session and how to resume it, as the Run's own end does
+    let end = end_of_plan(&plan);
+    assert_eq!(end.labels_after, Some(vec![HUMAN.to_string()]));
+    assert_eq!(end.session.as_deref(), Some("sess-77"));
+    assert_eq!(
+        end.resume.as_deref(),
+        Some("cd /work/wt-issue-42 && claude --resume sess-77")
+    );
 }
 
 #[test]
