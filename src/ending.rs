@@ -22,7 +22,7 @@ use chrono::Utc;
 use crate::context::Ctx;
 use crate::host::LocalStatus;
 use crate::protocol::record::{ClaimRecord, ClaimState, Kind, Outcome};
-use crate::reconcile::plan::{run_end, RunEnd};
+use crate::reconcile::plan::{run_end, HowEnded, RunEnd};
 use crate::snapshot::Origin;
 use crate::store::post_record;
 use crate::text::ToComment;
@@ -80,7 +80,7 @@ pub async fn end_claim(
     let run = RunEnd {
         claim: &view,
         owns_labels: owner,
-        ending,
+        how: HowEnded::ByItself(ending),
         origin: origin.as_ref(),
         actor,
         now: Utc::now(),

@@ -365,7 +365,7 @@ mod run_end;
 mod steps;
 
 use owner_evidence::Evidence;
-pub use run_end::{as_cancelled, run_end, RunEnd};
+pub use run_end::{as_cancelled, run_end, HowEnded, RunEnd};
 use steps::Steps;
 #[cfg(test)]
 mod tests;

@@ -1,21 +1,15 @@
-//! Ending a Claim its own host proved dead, as a failed Run ends: with what the host kept of the
-//! work and what reached origin, either re-queued as a Continuation (policy `continue`, within
-//! `max_continuations` counted from end records), put back in the queue (nothing reached origin,
-//! nothing was kept, and the Claim had removed the ready label), or handed to people (also, with
-//! the failures listed, once the issue's last `max_failures` Runs failed: `protocol::failures`) with the
-//! branch, pull request, worktree and the command to resume the agent session. Pure, like the
-//! rest of `plan`.
+//! A pass ending a Claim of ours: one its own host proved dead (or a person forced), and one
+//! whose Run ended by itself but could not write its end. The end record and its labels are the
+//! one pure Run ending (`run_end.rs`: a Continuation within the policy and the failure limit,
+//! back to the queue when nothing of the Run is anywhere, else to people with the branch, pull
+//! request, worktree and the command to resume the agent session); here they become the pass's
+//! steps and finding. Pure, like the rest of `plan`.
 
-use crate::protocol::config::OnDead;
-use crate::protocol::failures;
-use crate::protocol::record::{ClaimRecord, ClaimView, Continuation, DeathReason, EndRecord};
-use crate::protocol::record::{Outcome, RunEnding, Salvage};
-use crate::protocol::resume::hand_off;
-use crate::protocol::rules::{continuations, end_labels, Ended};
+use crate::protocol::record::{ClaimView, DeathReason, EndRecord, Outcome, RunEnding, Salvage};
 use crate::snapshot::IssueSnapshot;
 use crate::text::reasons::{finished_for_run, recovered_reason, with_labels_clause};
 
-use super::run_end::{run_end, RunEnd};
+use super::run_end::{run_end, HowEnded, RunEnd};
 use super::{claim_finding, Finding, Health, Planner, Steps};
 
 impl Planner<'_> {
@@ -45,67 +39,22 @@ impl Planner<'_> {
         asked: &Asked,
         s: &mut Steps,
     ) -> Finding {
-        let labels = &self.config.labels;
-        let mut end = self.end_record(owner, Outcome::Recovered, why.clone());
-        if let Some(actor) = &asked.actor {
-            end.actor.clone_from(actor);
-        }
-        end.kept = kept.cloned();
-        end.pull_request = issue.origin.as_ref().and_then(|o| o.pull_request());
-        let (list, health) = self.dead_ending(issue, &owner.record, kept, asked, &mut end);
-        end.labels_after = Some(list.clone());
-        if end.continuation.is_none() && !labels.queues(&list) {
-            hand_off(&mut end, &owner.record);
-        }
+        let how = HowEnded::Dead {
+            why: &why,
+            kept,
+            continue_asked: asked.continue_,
+        };
+        let actor = asked.actor.as_deref().unwrap_or(&self.input.actor);
+        let end = self.end_of(issue, owner, how, actor);
+        let health = match end.outcome {
+            Outcome::Continued => Health::Continued,
+            _ => Health::Recovered,
+        };
+        let list = end.labels_after.clone().unwrap_or_default();
         s.end(end);
         self.apply_labels(issue, &list, s);
-        let note = with_labels_clause(&why, &list, &labels.in_progress);
+        let note = with_labels_clause(&why, &list, &self.config.labels.in_progress);
         claim_finding(owner, health, note)
-    }
-
-    /// How the dead Run of `claim` ends, written into `end` (its outcome, Continuation and listed
-    /// failures), and the labels its issue gets: a Continuation when asked, or by the policy
-    /// within `max_continuations` and below the failure limit; to people at the failure limit;
-    /// else as a failed run, by what reached origin and what its host kept.
-    fn dead_ending(
-        &self,
-        issue: &IssueSnapshot,
-        claim: &ClaimRecord,
-        kept: Option<&Salvage>,
-        asked: &Asked,
-        end: &mut EndRecord,
-    ) -> (Vec<String>, Health) {
-        let (labels, policy) = (&self.config.labels, &self.config.recovery);
-        let ended = &issue.ownership.ended;
-        let to_people = if asked.continue_ {
-            None
-        } else {
-            failures::hand_to_people(labels, ended, claim, end, policy.max_failures)
-        };
-        let done = continuations(ended);
-        let by_policy = policy.on_dead == OnDead::Continue && done < policy.max_continuations;
-        if asked.continue_ || (to_people.is_none() && by_policy) {
-            end.outcome = Outcome::Continued;
-            end.continuation = Some(Continuation {
-                number: done + 1,
-                branch: claim.branch.clone(),
-                agent_session: claim.agent_session.clone(),
-                harness: claim.harness.clone(),
-                worktree: claim.worktree.clone(),
-            });
-            return (end_labels(labels, Ended::Continued), Health::Continued);
-        }
-        if let Some(list) = to_people {
-            return (list, Health::Recovered);
-        }
-        let ended = Ended::Ours {
-            record: claim,
-            outcome: Outcome::Recovered,
-            started: true,
-            on_origin: issue.origin.as_ref().map(|o| o.facts()),
-            kept,
-        };
-        (end_labels(labels, ended), Health::Recovered)
     }
 }
 
@@ -126,19 +75,30 @@ impl Planner<'_> {
             reason: why.clone(),
             ..finished.clone()
         };
-        let run = RunEnd {
-            claim: owner,
-            owns_labels: true,
-            ending: &ending,
-            origin: issue.origin.as_ref(),
-            actor: &self.input.actor,
-            now: self.input.now,
-        };
-        let end = run_end(self.config, &issue.ownership, run);
+        let end = self.end_of(issue, owner, HowEnded::ByItself(&ending), &self.input.actor);
         let list = end.labels_after.clone().unwrap_or_default();
         s.end(end);
         self.apply_labels(issue, &list, s);
         claim_finding(owner, Health::Finished, why)
+    }
+
+    /// The end record of the owner of `issue`, ended `how` by `actor` now (`run_end.rs`).
+    fn end_of(
+        &self,
+        issue: &IssueSnapshot,
+        owner: &ClaimView,
+        how: HowEnded<'_>,
+        actor: &str,
+    ) -> EndRecord {
+        let run = RunEnd {
+            claim: owner,
+            owns_labels: true,
+            how,
+            origin: issue.origin.as_ref(),
+            actor,
+            now: self.input.now,
+        };
+        run_end(self.config, &issue.ownership, run)
     }
 
     /// Puts on the labels of `list` the issue lacks; takes `in-progress` off unless listed.
