@@ -156,13 +156,6 @@ pub fn utc(text: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-/// Whether `id` is a claim id [`claim_id`] makes (`ts-` and 16 hex digits): an end record of a
-/// Command is only ever about one.
-pub fn names_a_command(id: &str) -> bool {
-    id.strip_prefix("ts-")
-        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
 /// The claim id of a Command: the same on every pass and every host that reads the same record
 /// (`host`, the record's path under the logs folder, and its `process_start`), and a valid claim
 /// id (`ts-` and 16 hex digits).

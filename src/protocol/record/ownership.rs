@@ -252,8 +252,7 @@ impl Ownership {
             } else if claims.iter().any(|c| c.record.claim_id == id) {
                 end_of.insert(id, end);
                 continue;
-            } else if !end.record.run.is_ours() && crate::protocol::thirdshift::names_a_command(&id)
-            {
+            } else if !end.record.run.is_ours() {
                 if let Some(first) = self.adopted_end(&id) {
                     ProblemKind::DuplicateEnd {
                         claim_id: id,
@@ -767,5 +766,43 @@ mod tests {
         let o = Ownership::of(ISSUE, &comments, &trust());
         let order: Vec<u64> = o.problems.iter().map(|p| p.comment_id - BASE).collect();
         assert_eq!(order, [1, 5]);
+    }
+
+    #[test]
+    fn an_end_is_a_thirdshift_commands_by_the_facts_it_carries_never_by_its_id() {
+        // given two ends naming no claim comment: one carrying a Command's facts, one not, each
+        // with an id that does not look like the other kind's
+        let evidence = crate::protocol::record::AdoptedEvidence {
+            host: "build-01".into(),
+            machine_id: "m1".into(),
+            record: "acme/widgets/commands/issue/42-x.command.json".into(),
+            pid: 4242,
+            process_start: "b:1".into(),
+        };
+        let theirs = EndRecord {
+            run: crate::protocol::record::RunOf::thirdshift_of(evidence),
+            ..end("c-looks-ours", Outcome::Recovered)
+        };
+        let comments = [
+            bot(1, theirs.to_comment()),
+            bot(
+                2,
+                end("ts-00000000000000a7", Outcome::Recovered).to_comment(),
+            ),
+        ];
+        // when ownership is read
+        let o = Ownership::of(ISSUE, &comments, &trust());
+        // then the one with the facts is a Command's end, and the other ends no known claim
+        let adopted: Vec<&str> = o
+            .adopted_ends
+            .iter()
+            .map(|e| e.record.claim_id.as_str())
+            .collect();
+        assert_eq!(adopted, ["c-looks-ours"]);
+        assert!(matches!(
+            &o.problems[..],
+            [Problem { kind: ProblemKind::EndForUnknownClaim { claim_id }, .. }]
+                if claim_id == "ts-00000000000000a7"
+        ));
     }
 }
