@@ -154,7 +154,7 @@ pub async fn handle(ctx: &Ctx, path: &Path) -> anyhow::Result<Handled> {
         now: Utc::now(),
     };
     let plan = plan(&snapshot, &ctx.config, &input);
-    let applied = apply::apply(ctx, &plan.actions, &snapshot).await;
+    let applied = apply::apply(ctx, &plan.actions, &apply::Seen::of(&snapshot)).await;
     if let Some(e) = applied.errors.first() {
         anyhow::bail!("handling comment {} on #{n}: {e}", c.id);
     }

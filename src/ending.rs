@@ -1,12 +1,14 @@
 //! Ending a Claim the way its Run ended, shared by the use cases that end one on their own host
-//! (a Run's own `release`, observe carrying out a cancel, the command line's `end`): an end
-//! record first (posted exactly once, whoever repeats it), then the labels, one at a time, as the
-//! label conventions say (`labels.preset`, `labels.after`; `protocol::rules::labels_after`),
-//! settled at the failure limit or for a cancel (`protocol::failures::settle`), from what reached
-//! origin (its Issue branch and pull requests, read as reconcile reads them) and what the Run's
-//! host kept (`keep.rs`, which keeps a stopped Run's work first). Safe to repeat: a Claim already
-//! ended is left as it is. Labels are touched only when the Claim owned the issue, as read from a
-//! comment list that shows the claim's own comment when this host knows it (`store::read`). A Run
+//! (a Run's own `release`, observe carrying out a cancel, the command line's `end`): it reads the
+//! issue's records and what reached origin (its Issue branch and pull requests, read as
+//! reconcile reads them), decides with the one pure Run ending (`reconcile::plan::run_end`: the
+//! end record, its labels by the label conventions, settled at the failure limit or for a
+//! cancel) and writes with the one apply (`reconcile::apply`: the end record posted exactly
+//! once, whoever repeats it, then the labels behind the same fence a pass uses). What the Run's
+//! host kept comes from `keep.rs`, which keeps a stopped Run's work first. Safe to repeat: a
+//! Claim already ended is left as it is. Labels are touched only when the Claim owned the issue,
+//! as read from a comment list that shows the claim's own comment when this host knows it
+//! (`store::read`). A Run
 //! stopped by a signal while a trusted cancel request for its Claim is pending ends `cancelled`
 //! (`as_cancelled`), so the Run and the host carrying the request out write the same end,
 //! whichever writes it. Reconcile's ending of a dead Run is planned in `reconcile`, on the same
@@ -21,11 +23,10 @@ use chrono::Utc;
 
 use crate::context::Ctx;
 use crate::host::LocalStatus;
-use crate::protocol::record::{ClaimRecord, ClaimState, Kind, Outcome};
-use crate::reconcile::plan::{run_end, HowEnded, RunEnd};
+use crate::protocol::record::{ClaimRecord, ClaimState, Outcome};
+use crate::reconcile::apply::{apply, Seen};
+use crate::reconcile::plan::{end_actions, run_end, HowEnded, LabelsNow, OurEnd, RunEnd};
 use crate::snapshot::Origin;
-use crate::store::post_record;
-use crate::text::ToComment;
 
 /// How a Claim ends: the record a Run keeps locally before posting it
 /// ([`crate::protocol::record::RunEnding`]), so a refused write loses nothing.
@@ -77,27 +78,19 @@ pub async fn end_claim(
     } else {
         None
     };
-    let run = RunEnd {
+    let run = RunEnd::Ours(OurEnd {
         claim: &view,
         owns_labels: owner,
         how: HowEnded::ByItself(ending),
         origin: origin.as_ref(),
         actor,
         now: Utc::now(),
-    };
+    });
     let end = run_end(&ctx.config, &own, run);
-    let list = end.labels_after.clone().unwrap_or_default();
-    let posted = post_record(ctx, n, claim_id, Kind::End, &end.to_comment()).await?;
-    if owner {
-        for label in &list {
-            ctx.client.add_label(n, label).await?;
-        }
-        if !ctx.config.labels.keeps_in_progress(&list) {
-            crate::store::dedupe::settle_before_leaving(ctx, n).await?;
-            ctx.client
-                .remove_label(n, &ctx.config.labels.in_progress)
-                .await?;
-        }
+    let actions = end_actions(&ctx.config.labels, end, LabelsNow::Unread { issue: n });
+    let applied = apply(ctx, &actions, &Seen::one(n, &own)).await;
+    if let Some(e) = applied.errors.first() {
+        anyhow::bail!("ending claim {claim_id}: {e}");
     }
     mark_ended(ctx, claim_id)?;
     tracing::info!(
@@ -106,9 +99,10 @@ pub async fn end_claim(
         outcome = ending.outcome.as_str(),
         "claim ended"
     );
-    Ok(Released::Ended {
-        url: posted.html_url,
-    })
+    match applied.ended.into_iter().next() {
+        Some(end) => Ok(Released::Ended { url: end.url }),
+        None => anyhow::bail!("ending claim {claim_id}: no end record was posted"),
+    }
 }
 
 /// What origin holds of the Run's Issue branch, read the way reconcile reads it before choosing

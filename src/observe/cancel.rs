@@ -22,7 +22,6 @@ use crate::protocol::record::{
 };
 use crate::protocol::rules;
 use crate::snapshot::Snapshot;
-use crate::store::dedupe::{self, later_copies, FirstOf};
 use crate::store::{ownership, post_record};
 use crate::text::cancel as text;
 use crate::text::ToComment;
@@ -267,14 +266,11 @@ async fn carry_out_one(
     let actor = format!("observe@{}", ctx.host.host);
     let (n, id) = (claim.issue, claim.claim_id.as_str());
     Ok(match end_claim(ctx, n, id, &actor, &ending).await? {
-        Released::Ended { .. } => {
-            keep_first_end(ctx, n, id).await?;
-            CarryResult::Ended {
-                how,
-                outcome: ending.outcome,
-                by: None,
-            }
-        }
+        Released::Ended { .. } => CarryResult::Ended {
+            how,
+            outcome: ending.outcome,
+            by: None,
+        },
         Released::AlreadyEnded { outcome, by } => {
             finish_labels(ctx, n, id).await?;
             CarryResult::Ended {
@@ -284,21 +280,6 @@ async fn carry_out_one(
             }
         }
     })
-}
-
-/// After posting an end record for `claim_id`: should the Run have posted one too (it was killed
-/// while posting), our later copies are deleted so exactly one remains.
-async fn keep_first_end(ctx: &Ctx, n: u64, claim_id: &str) -> anyhow::Result<()> {
-    let comments = ctx.client.list_issue_comments(n).await?;
-    let later = later_copies(
-        ctx,
-        &comments,
-        n,
-        Kind::End,
-        Some(claim_id),
-        FirstOf::Trusted,
-    );
-    dedupe::delete(ctx, n, &later, "a second end record").await
 }
 
 /// When the Claim was already ended (the Run handed back, perhaps killed before its labels were

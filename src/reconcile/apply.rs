@@ -6,16 +6,24 @@
 //! reply are posted only if none with the same key is there (a reply racing another handler's is
 //! deleted by whichever came second), and reactions are safe to repeat.
 //!
+//! It is the one writer of every ending: a pass's (`reconcile::pass`, a command's answer) and a
+//! Run's own on its host (`crate::ending::end_claim`, a Run's release and observe's carried-out
+//! cancel), so an end record and its labels are written, repeated and fenced one way.
+//!
 //! Labels are fenced: before an issue's first label change, the issue's complete comment list
 //! is read (later copies of our end records deleted, as before `in-progress` comes off); if a
-//! Claim is active there, a Run took the issue since the pass read it, and the pass's label
-//! changes (made for an ended Claim) are dropped rather than put `ready-for-agent` back on, or
-//! `in-progress` off, a Run's issue; so are they when a Claim newer than any the pass read was
-//! taken and has ended meanwhile (its own ending set the labels; an older end's must not undo it).
+//! Claim newer than any the writer read is there, active or already ended, a Run took the issue
+//! since the writer read it, and the label changes (made for an ended Claim) are dropped rather
+//! than put `ready-for-agent` back on, or `in-progress` off, a Run's issue, or undo the labels
+//! that Run's own ending set. A Claim the writer read was weighed when it decided (a pass ends
+//! every Claim it read before it touches labels; a Run's own end leaves a losing racer's claim
+//! to that racer).
+
+use std::collections::BTreeMap;
 
 use crate::context::Ctx;
 use crate::github::Comment;
-use crate::protocol::record::{decode, Decoded, Kind, Record};
+use crate::protocol::record::{decode, Decoded, Kind, Ownership, Record};
 use crate::snapshot::Snapshot;
 use crate::store::dedupe::{self, later_copies, FirstOf};
 use crate::store::read::Listing;
@@ -43,11 +51,38 @@ pub struct EndedClaim {
     pub issue: u64,
     pub claim_id: String,
     pub comment_id: u64,
+    /// Its address on GitHub.
+    pub url: String,
 }
 
-/// Applies `actions` (in plan order), planned from `snapshot` (what the pass read: the label
-/// fence compares the issue's claims now with those).
-pub async fn apply(ctx: &Ctx, actions: &[Action], snapshot: &Snapshot) -> Applied {
+/// The newest Claim the writer read on each issue it decided for (`None`: no Claim there): the
+/// label fence compares the issue's Claims at write time with it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Seen(BTreeMap<u64, Option<u64>>);
+
+impl Seen {
+    /// What a pass read: every issue of its snapshot.
+    pub fn of(snapshot: &Snapshot) -> Seen {
+        let issues = snapshot.issues.iter();
+        Seen(
+            issues
+                .map(|i| (i.number, i.ownership.newest_claim()))
+                .collect(),
+        )
+    }
+
+    /// What a Run's own end read: issue `n`, whose records read as `own`.
+    pub fn one(n: u64, own: &Ownership) -> Seen {
+        Seen(BTreeMap::from([(n, own.newest_claim())]))
+    }
+
+    fn newest(&self, n: u64) -> Option<u64> {
+        self.0.get(&n).copied().flatten()
+    }
+}
+
+/// Applies `actions` (in plan order), decided from what `seen` says the writer read.
+pub async fn apply(ctx: &Ctx, actions: &[Action], seen: &Seen) -> Applied {
     let mut applied = Applied::default();
     let mut failed_issue: Option<u64> = None;
     let mut fenced: Option<(u64, bool)> = None;
@@ -58,8 +93,7 @@ pub async fn apply(ctx: &Ctx, actions: &[Action], snapshot: &Snapshot) -> Applie
         }
         let labels = matches!(action, Action::AddLabel { .. } | Action::RemoveLabel { .. });
         let result = if labels && fenced.is_none_or(|(n, _)| n != issue) {
-            let seen = snapshot.issue(issue).map(|i| i.ownership.newest_claim());
-            labels_may_change(ctx, issue, seen)
+            labels_may_change(ctx, issue, seen.newest(issue))
                 .await
                 .map(|go| fenced = Some((issue, go)))
         } else {
@@ -83,20 +117,21 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
     match action {
         Action::PostEnd { issue, end } => {
             let comments = ctx.client.list_issue_comments(*issue).await?;
-            let comment_id = match find_end(ctx, &comments, &end.claim_id) {
-                Some(existing) => existing.id,
+            let (comment_id, url) = match find_end(ctx, &comments, &end.claim_id) {
+                Some(existing) => (existing.id, existing.html_url.clone()),
                 None => {
                     let posted =
                         post_record(ctx, *issue, &end.claim_id, Kind::End, &end.to_comment())
                             .await?;
                     applied.ends_posted += 1;
-                    drop_if_second(ctx, *issue, &end.claim_id, posted.id).await?
+                    drop_if_second(ctx, *issue, &end.claim_id, posted).await?
                 }
             };
             applied.ended.push(EndedClaim {
                 issue: *issue,
                 claim_id: end.claim_id.clone(),
                 comment_id,
+                url,
             });
         }
         Action::AddLabel { issue, label } => {
@@ -144,28 +179,28 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
 }
 
 /// The fence before issue `n`'s label changes: reads its complete comment list and deletes later
-/// copies of our end records (`store::dedupe::settle_before_leaving`); `false` when a Claim is active
-/// there, or one newer than any the pass read (`seen`) was taken and ended since (a Run took the
-/// issue after the pass read it: the labels are that Run's ending's now), so the changes are
-/// dropped.
-async fn labels_may_change(ctx: &Ctx, n: u64, seen: Option<Option<u64>>) -> anyhow::Result<bool> {
+/// copies of our end records (`store::dedupe::settle_before_leaving`); `false` when a Claim newer
+/// than any the writer read (`seen`) is there, active or taken and ended since (a Run took the
+/// issue after the writer read it: the labels are that Run's, or its ending's, now), so the
+/// changes are dropped.
+async fn labels_may_change(ctx: &Ctx, n: u64, seen: Option<u64>) -> anyhow::Result<bool> {
     let comments = crate::store::dedupe::settle_before_leaving(ctx, n).await?;
     let own = crate::store::ownership(ctx, n, &comments);
-    let Some(active) = own.active().next() else {
-        let newer = seen.is_some_and(|seen| own.newest_claim() > seen);
-        if newer {
-            tracing::info!(
-                issue = n,
-                "a Run took the issue and ended after this pass read it; its label changes are \
-                 dropped"
-            );
-        }
-        return Ok(!newer);
+    if own.newest_claim() <= seen {
+        return Ok(true);
+    }
+    let newer = |c: &&crate::protocol::record::ClaimView| Some(c.comment_id) > seen;
+    let Some(active) = own.active().find(newer) else {
+        tracing::info!(
+            issue = n,
+            "a Run took the issue and ended after this was read; its label changes are dropped"
+        );
+        return Ok(false);
     };
     tracing::info!(
         issue = n,
         claim = %active.record.claim_id,
-        "claim {} on host {} took the issue after this pass read it; its label changes are dropped",
+        "claim {} on host {} took the issue after this was read; its label changes are dropped",
         active.record.claim_id,
         active.record.host
     );
@@ -193,13 +228,20 @@ fn first_reply(ctx: &Ctx, comments: &[Comment], n: u64, command: u64) -> Option<
 /// When the list never shows ours, ours is kept and the action fails, so the labels wait and the
 /// next pass (which still sees `in-progress`) removes the later copy. When ours is gone because a
 /// racing pass deleted it as the later copy, that pass's end record is the one that remains.
-async fn drop_if_second(ctx: &Ctx, issue: u64, claim_id: &str, ours: u64) -> anyhow::Result<u64> {
+/// Returns the id and address of the one that remains.
+async fn drop_if_second(
+    ctx: &Ctx,
+    issue: u64,
+    claim_id: &str,
+    posted: Comment,
+) -> anyhow::Result<(u64, String)> {
+    let ours = posted.id;
     let comments = match crate::store::read::read_through(ctx, issue, ours).await? {
         Listing::Fresh(comments) => comments,
-        // Another pass, racing this one, deleted ours as the later copy of its own: the claim
+        // Another writer, racing this one, deleted ours as the later copy of its own: the claim
         // is ended by that one, which the list shows.
         Listing::Gone(comments) => match find_end(ctx, &comments, claim_id) {
-            Some(theirs) => return Ok(theirs.id),
+            Some(theirs) => return Ok((theirs.id, theirs.html_url.clone())),
             None => anyhow::bail!("our end record {ours} for claim {claim_id} is gone"),
         },
         Listing::Stale => anyhow::bail!(
@@ -216,5 +258,8 @@ async fn drop_if_second(ctx: &Ctx, issue: u64, claim_id: &str, ours: u64) -> any
         FirstOf::Trusted,
     );
     dedupe::delete(ctx, issue, &later, "another pass ended it first").await?;
-    Ok(find_end(ctx, &comments, claim_id).map_or(ours, |first| first.id.min(ours)))
+    Ok(match find_end(ctx, &comments, claim_id) {
+        Some(first) if first.id < ours => (first.id, first.html_url.clone()),
+        _ => (ours, posted.html_url),
+    })
 }

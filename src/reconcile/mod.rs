@@ -28,7 +28,7 @@ pub async fn pass(ctx: &Ctx) -> anyhow::Result<PassReport> {
     };
     let (snapshot, plan) = read_and_plan(ctx, &input).await?;
     crate::snapshot::warn_untrusted(&snapshot, &ctx.me);
-    let applied = apply::apply(ctx, &plan.actions, &snapshot).await;
+    let applied = apply::apply(ctx, &plan.actions, &apply::Seen::of(&snapshot)).await;
     for f in &plan.findings {
         tracing::info!(issue = f.issue, claim = ?f.claim_id, health = ?f.health, "{}", f.note);
     }

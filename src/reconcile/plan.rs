@@ -266,8 +266,7 @@ impl Planner<'_> {
         let why = swept_reason(issue.number, &owner.record.claim_id);
         let mut end = self.end_record(owner, Outcome::Swept, why.clone());
         end.labels_after = Some(vec![]);
-        s.end(end);
-        s.remove_present(issue, &self.config.labels.in_progress);
+        s.ending(&self.config.labels, end, LabelsNow::Read(issue));
         claim_finding(owner, Health::Swept, why)
     }
 
@@ -365,7 +364,8 @@ mod run_end;
 mod steps;
 
 use owner_evidence::Evidence;
-pub use run_end::{as_cancelled, run_end, HowEnded, RunEnd};
+pub use run_end::{as_cancelled, run_end, CommandEnd, HowEnded, OurEnd, RunEnd};
 use steps::Steps;
+pub use steps::{end_actions, LabelsNow};
 #[cfg(test)]
 mod tests;

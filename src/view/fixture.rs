@@ -187,11 +187,19 @@ pub fn ended() -> Vec<EndedClaim> {
             issue: 12,
             claim_id: "c-late".into(),
             comment_id: BASE + 501,
+            url: format!(
+                "https://github.com/acme/widgets/issues/12#issuecomment-{}",
+                BASE + 501
+            ),
         },
         EndedClaim {
             issue: 21,
             claim_id: "c-dead".into(),
             comment_id: BASE + 500,
+            url: format!(
+                "https://github.com/acme/widgets/issues/21#issuecomment-{}",
+                BASE + 500
+            ),
         },
     ]
 }

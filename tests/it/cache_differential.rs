@@ -189,8 +189,12 @@ async fn cached_and_full_reads_make_the_same_decisions_over_random_histories() {
             assert_eq!(now.cached, full, "seed {seed} pass {pass}: cache alone");
             let (snapshot, decided) = read_and_plan(&cached, &input).await.expect("decided");
             assert_eq!(decided, full, "seed {seed} pass {pass}: confirmed");
-            thirdshift_reconciler::reconcile::apply::apply(&cached, &decided.actions, &snapshot)
-                .await;
+            thirdshift_reconciler::reconcile::apply::apply(
+                &cached,
+                &decided.actions,
+                &thirdshift_reconciler::reconcile::apply::Seen::of(&snapshot),
+            )
+            .await;
             passes += 1;
         }
     }

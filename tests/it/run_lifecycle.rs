@@ -621,3 +621,46 @@ async fn a_claim_with_a_value_readers_would_refuse_writes_nothing() {
     assert!(world.records(issue).is_empty());
     assert_eq!(world.labels(issue), vec![READY.to_string()]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_own_end_sets_its_labels_though_a_losing_racers_claim_it_read_is_still_open() {
+    let world = World::new().await;
+    let issue = world.ready_issue("raced");
+    let mark = world.dir.path().join("racer-posted");
+    // Given a Run that owns the issue, and a later claim from h2 (a racer that lost) posted
+    // while the Run works and not yet withdrawn
+    let wait = format!(
+        "while [ ! -f '{}' ]; do sleep 0.05; done; exit 1",
+        mark.display()
+    );
+    let mut cmd = world.cli("h");
+    cmd.args([
+        "run",
+        "--issue",
+        &issue.to_string(),
+        "--",
+        "sh",
+        "-c",
+        &wait,
+    ]);
+    let run = tokio::spawn(cmd.output());
+    wait_until("the Run to own the issue", STEP, || {
+        world.ownership(issue).owner.is_some()
+    })
+    .await;
+    let me = thirdshift_reconciler::host::ProcessIdentity::current();
+    let racer = harness::claim_record(issue, "h2", "m-h2", me, "boot-h2", "c-00000000000000c2");
+    world.sim.add_comment(issue, BOT, &racer.to_comment());
+    std::fs::write(&mark, "").unwrap();
+    // When the Run's command fails before starting anything
+    let out = run.await.unwrap().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // Then its end puts the issue back in the queue: the racer's claim, which the end read,
+    // does not hold the labels back (only a Claim taken after the end read them would)
+    let labels = world.labels(issue);
+    assert!(!labels.contains(&IN_PROGRESS.to_string()), "{labels:?}");
+    assert!(labels.contains(&READY.to_string()), "{labels:?}");
+    let ends = end_records(&world, issue);
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0].outcome, Outcome::Failed);
+}

@@ -4,23 +4,48 @@
 //! ended the way thirdshift 0.19.0's own Failed run labels the issue (`src/claim.rs`:
 //! `Claimed::end`, `release_if_nothing_on_origin`, `label_failed`): with nothing of it on origin
 //! and nothing kept, the Claim is released (`ready-for-agent` back in place of `in-progress`);
-//! otherwise the Claim stays and the issue is labelled `agent-failed`. Our end record carries the
-//! evidence (host, record, PID, boot:ticks) and what the host kept.
+//! otherwise the Claim stays and the issue is labelled `agent-failed`. Each dead Command's end
+//! record is the one Run ending's (`run_end.rs`, `RunEnd::Command`: the evidence — host, record,
+//! PID, boot:ticks — and what its host kept); what is decided here is the issue-wide part: that
+//! every Command is dead, and whether the issue was started.
 //!
 //! While any Command of the issue lives (or has writers alive), nothing is ended: labels are the
 //! live one's. An issue no longer `in-progress` is left as it is, as thirdshift leaves it. Pure.
 
-use crate::protocol::record::{AdoptedEvidence, ClaimVerdict, Outcome, Verdict};
-use crate::protocol::rules::{end_labels, later_issue_branch, Ended, SECURITY_FIX};
+use crate::protocol::record::{AdoptedRun, ClaimVerdict, DeathReason, Verdict};
+use crate::protocol::rules::{later_issue_branch, SECURITY_FIX};
 use crate::snapshot::{IssueSnapshot, ReportView};
-use crate::text::reasons::{adopted_evidence, adopted_recovered_reason};
+use crate::text::reasons::adopted_evidence;
 
+use super::run_end::{run_end, CommandEnd, RunEnd};
+use super::steps::LabelsNow;
 use super::{Finding, Health, Planner, Steps};
 
-/// One Command a host reports on the issue, not ended yet.
+/// One Command a host reports on the issue, not ended yet, with its facts.
 struct Named<'a> {
     report: &'a ReportView,
     verdict: &'a ClaimVerdict,
+    facts: &'a AdoptedRun,
+}
+
+/// A Command its host proved dead: why, and the evidence.
+struct Dead<'a> {
+    named: &'a Named<'a>,
+    reason: DeathReason,
+    evidence: &'a str,
+}
+
+impl<'a> Dead<'a> {
+    fn of(named: &'a Named<'a>) -> Option<Dead<'a>> {
+        match &named.verdict.verdict {
+            Verdict::Dead { reason, evidence } => Some(Dead {
+                named,
+                reason: *reason,
+                evidence,
+            }),
+            _ => None,
+        }
+    }
 }
 
 impl Planner<'_> {
@@ -33,83 +58,66 @@ impl Planner<'_> {
         if named.is_empty() || !issue.has_label(in_progress) {
             return None;
         }
-        if !named.iter().all(|n| n.verdict.verdict.is_dead()) {
+        let dead: Vec<Dead<'_>> = named.iter().filter_map(Dead::of).collect();
+        if dead.len() < named.len() {
             let live = named.iter().filter(|n| !n.verdict.verdict.is_dead());
             return Some(live.map(|n| alive_finding(issue, n)).collect());
         }
-        let started = named.iter().any(|n| started(issue, n.verdict));
-        let labels_after = end_labels(&self.config.labels, Ended::Thirdshift { started });
-        let mut findings = Vec::new();
-        for n in &named {
-            findings.push(self.end_adopted(issue, n, &labels_after, s));
-        }
-        for label in &labels_after {
-            s.add_missing(issue, label);
-        }
-        if !labels_after.contains(in_progress) {
-            s.remove_present(issue, in_progress);
-        }
-        Some(findings)
+        let started = named.iter().any(|n| started(issue, n));
+        let ends = dead.iter().map(|d| self.end_adopted(issue, d, started, s));
+        Some(ends.collect())
     }
 
     /// The Commands hosts report on `issue` that no end record ended yet, in report order.
     fn named<'s>(&'s self, issue: &IssueSnapshot) -> Vec<Named<'s>> {
         let on = self.snapshot.adopted_on(issue).into_iter();
-        on.map(|(report, verdict)| Named { report, verdict })
-            .collect()
+        on.filter_map(|(report, verdict)| {
+            let facts = verdict.run.thirdshift()?;
+            Some(Named {
+                report,
+                verdict,
+                facts,
+            })
+        })
+        .collect()
     }
 
-    /// The end record of one dead Command, with the labels the issue gets.
+    /// One dead Command's end (the one Run ending, `run_end.rs`) and its labels, as steps.
     fn end_adopted(
         &self,
         issue: &IssueSnapshot,
-        n: &Named<'_>,
-        labels_after: &[String],
+        d: &Dead<'_>,
+        started: bool,
         s: &mut Steps,
     ) -> Finding {
-        let (v, host) = (n.verdict, &n.report.report.host);
-        let Some(facts) = v.run.thirdshift() else {
-            unreachable!("named Commands carry their facts")
-        };
-        let Verdict::Dead { reason, evidence } = &v.verdict else {
-            unreachable!("only dead Commands are ended")
-        };
-        let why = adopted_recovered_reason(host, &facts.record, *reason, evidence, labels_after);
-        let end = crate::protocol::record::EndRecord {
-            claim_id: v.claim_id.clone(),
-            issue: issue.number,
-            outcome: Outcome::Recovered,
-            actor: self.input.actor.clone(),
-            reason: crate::protocol::record::field::fit_text(&why),
-            exit_code: None,
-            signal: None,
-            claim_comment_id: None,
-            labels_after: Some(labels_after.to_vec()),
-            kept: v.kept.clone(),
-            pull_request: issue.origin.as_ref().and_then(|o| o.pull_request()),
-            continuation: None,
-            resume: facts
-                .resume
-                .clone()
-                .filter(|r| crate::protocol::record::field::path("resume", r).is_ok()),
-            session: None,
-            run: crate::protocol::record::RunOf::thirdshift_of(AdoptedEvidence {
-                host: host.clone(),
-                machine_id: n.report.report.machine_id.clone(),
-                record: facts.record.clone(),
-                pid: facts.pid,
-                process_start: facts.process_start.clone(),
+        let (n, reason, evidence) = (d.named, d.reason, d.evidence);
+        let (v, report) = (n.verdict, &n.report.report);
+        let end = run_end(
+            self.config,
+            &issue.ownership,
+            RunEnd::Command(CommandEnd {
+                issue: issue.number,
+                id: &v.claim_id,
+                host: &report.host,
+                machine_id: &report.machine_id,
+                facts: n.facts,
+                reason,
+                evidence,
+                kept: v.kept.as_ref(),
+                started,
+                origin: issue.origin.as_ref(),
+                actor: &self.input.actor,
+                now: self.input.now,
             }),
-            failures: Vec::new(),
-            ended_at: self.input.now,
-        };
-        s.end(end);
+        );
+        let note = end.reason.clone();
+        s.ending(&self.config.labels, end, LabelsNow::Read(issue));
         Finding {
             issue: issue.number,
             claim_id: Some(v.claim_id.clone()),
-            host: Some(host.clone()),
+            host: Some(report.host.clone()),
             health: Health::Recovered,
-            note: why,
+            note,
         }
     }
 }
@@ -119,10 +127,8 @@ impl Planner<'_> {
 /// its Issue branch or a pull request on origin, a later Issue branch (thirdshift takes one only
 /// once earlier ones were used), a pull request in its record, or work its host kept; a Security
 /// fix's Claim stays whatever (thirdshift's `Claimed::end`).
-fn started(issue: &IssueSnapshot, v: &ClaimVerdict) -> bool {
-    let Some(facts) = v.run.thirdshift() else {
-        return false;
-    };
+fn started(issue: &IssueSnapshot, n: &Named<'_>) -> bool {
+    let (v, facts) = (n.verdict, n.facts);
     let on_origin = issue.origin.as_ref().is_some_and(|o| o.has_work());
     let later = facts
         .branch

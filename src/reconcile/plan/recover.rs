@@ -9,7 +9,8 @@ use crate::protocol::record::{ClaimView, DeathReason, EndRecord, Outcome, RunEnd
 use crate::snapshot::IssueSnapshot;
 use crate::text::reasons::{finished_for_run, recovered_reason, with_labels_clause};
 
-use super::run_end::{run_end, HowEnded, RunEnd};
+use super::run_end::{run_end, HowEnded, OurEnd, RunEnd};
+use super::steps::LabelsNow;
 use super::{claim_finding, Finding, Health, Planner, Steps};
 
 impl Planner<'_> {
@@ -51,8 +52,7 @@ impl Planner<'_> {
             _ => Health::Recovered,
         };
         let list = end.labels_after.clone().unwrap_or_default();
-        s.end(end);
-        self.apply_labels(issue, &list, s);
+        s.ending(&self.config.labels, end, LabelsNow::Read(issue));
         let note = with_labels_clause(&why, &list, &self.config.labels.in_progress);
         claim_finding(owner, health, note)
     }
@@ -76,9 +76,7 @@ impl Planner<'_> {
             ..finished.clone()
         };
         let end = self.end_of(issue, owner, HowEnded::ByItself(&ending), &self.input.actor);
-        let list = end.labels_after.clone().unwrap_or_default();
-        s.end(end);
-        self.apply_labels(issue, &list, s);
+        s.ending(&self.config.labels, end, LabelsNow::Read(issue));
         claim_finding(owner, Health::Finished, why)
     }
 
@@ -90,26 +88,15 @@ impl Planner<'_> {
         how: HowEnded<'_>,
         actor: &str,
     ) -> EndRecord {
-        let run = RunEnd {
+        let run = RunEnd::Ours(OurEnd {
             claim: owner,
             owns_labels: true,
             how,
             origin: issue.origin.as_ref(),
             actor,
             now: self.input.now,
-        };
+        });
         run_end(self.config, &issue.ownership, run)
-    }
-
-    /// Puts on the labels of `list` the issue lacks; takes `in-progress` off unless listed.
-    fn apply_labels(&self, issue: &IssueSnapshot, list: &[String], s: &mut Steps) {
-        for label in list {
-            s.add_missing(issue, label);
-        }
-        let labels = &self.config.labels;
-        if !labels.keeps_in_progress(list) {
-            s.remove_present(issue, &labels.in_progress);
-        }
     }
 }
 

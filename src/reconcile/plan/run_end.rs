@@ -1,25 +1,60 @@
-//! The one pure ending of a Claim of ours: the end record, with the labels its issue gets when
-//! the Claim owned them, for a Run that ended by itself (its command exited, it was handed back
-//! or stopped by a signal, or its host stopped it on a cancel request) and for one proven dead.
-//! Used alike by the Run's own end and observe's carried-out cancel (`crate::ending::end_claim`,
-//! which reads and writes) and by a pass (`recover.rs`: a dead Run, or one whose end GitHub
-//! refused). A thirdshift Command's end is an issue-wide decision as thirdshift's own Failed run
-//! makes it (`adopted.rs`), on the same label rule (`protocol::rules::end_labels`). No IO, no
+//! The one pure ending of a Run, of either kind: the end record, with the labels its issue gets.
+//! For a Claim of ours (when it owned the labels): a Run that ended by itself (its command
+//! exited, it was handed back or stopped by a signal, or its host stopped it on a cancel
+//! request) and one proven dead. For a thirdshift Command its host proved dead: the end
+//! thirdshift 0.19.0's own Failed run would give it, with the evidence. Used alike by a Run's
+//! own end and observe's carried-out cancel (`crate::ending::end_claim`, which reads, and writes
+//! through `reconcile::apply`) and by a pass (`recover.rs`: a dead Run, or one whose end GitHub
+//! refused; `adopted.rs`: the dead Commands of an issue); `steps::end_actions` turns an end into
+//! its writes. The labels come from the one rule (`protocol::rules::end_labels`). No IO, no
 //! clock.
 
 use chrono::{DateTime, Utc};
 
 use crate::protocol::config::{Config, OnDead};
 use crate::protocol::failures;
+use crate::protocol::record::{field, AdoptedEvidence, AdoptedRun, DeathReason, RunOf};
 use crate::protocol::record::{CancelView, ClaimView, Continuation, EndRecord, Outcome};
 use crate::protocol::record::{Ownership, RunEnding, Salvage};
 use crate::protocol::resume::hand_off;
 use crate::protocol::rules::{self, continuations, end_labels, Ended};
 use crate::snapshot::Origin;
+use crate::text::reasons::adopted_recovered_reason;
 
-/// One Run's end to decide.
+/// One Run's end to decide: a Claim of ours, or a thirdshift Command.
 #[derive(Clone, Copy, Debug)]
-pub struct RunEnd<'a> {
+pub enum RunEnd<'a> {
+    Ours(OurEnd<'a>),
+    Command(CommandEnd<'a>),
+}
+
+/// A thirdshift Command its host proved dead (no writer left), to end on `issue`.
+#[derive(Clone, Copy, Debug)]
+pub struct CommandEnd<'a> {
+    pub issue: u64,
+    /// The Command's id (`ts-…`), as its host reports it.
+    pub id: &'a str,
+    /// The host that reported it dead, and that host's machine id.
+    pub host: &'a str,
+    pub machine_id: &'a str,
+    /// Its facts, as thirdshift recorded them.
+    pub facts: &'a AdoptedRun,
+    pub reason: DeathReason,
+    pub evidence: &'a str,
+    /// What its host kept of its worktree.
+    pub kept: Option<&'a Salvage>,
+    /// Whether the issue was started, as thirdshift's Failed run asks it, over every Command of
+    /// the issue (`adopted.rs`).
+    pub started: bool,
+    /// What origin holds of the issue's branch, when read.
+    pub origin: Option<&'a Origin>,
+    pub actor: &'a str,
+    pub now: DateTime<Utc>,
+}
+
+/// A Claim of ours to end.
+#[derive(Clone, Copy, Debug)]
+pub struct OurEnd<'a> {
     /// The Claim, as its comment holds it.
     pub claim: &'a ClaimView,
     /// Whether the Claim owned the issue's labels (it was the owner, not a superseded claim).
@@ -57,6 +92,52 @@ pub enum HowEnded<'a> {
 /// at the failure limit, or ended as a failed run. Both are settled at the failure limit or for
 /// a cancel (`protocol::failures`).
 pub fn run_end(config: &Config, own: &Ownership, run: RunEnd<'_>) -> EndRecord {
+    match run {
+        RunEnd::Ours(run) => our_end(config, own, run),
+        RunEnd::Command(c) => command_end(config, c),
+    }
+}
+
+/// The end of a thirdshift Command its host proved dead, as thirdshift's own Failed run labels
+/// the issue (`rules::end_labels`, `Ended::Thirdshift`): `recovered`, with the evidence (host,
+/// record, PID, boot:ticks), what its host kept, the pull request on origin and the agent
+/// session to resume.
+fn command_end(config: &Config, c: CommandEnd<'_>) -> EndRecord {
+    let started = c.started;
+    let labels_after = end_labels(&config.labels, Ended::Thirdshift { started });
+    let (facts, host) = (c.facts, c.host);
+    let why = adopted_recovered_reason(host, &facts.record, c.reason, c.evidence, &labels_after);
+    EndRecord {
+        claim_id: c.id.to_string(),
+        issue: c.issue,
+        outcome: Outcome::Recovered,
+        actor: c.actor.to_string(),
+        reason: field::fit_text(&why),
+        exit_code: None,
+        signal: None,
+        claim_comment_id: None,
+        labels_after: Some(labels_after),
+        kept: c.kept.cloned(),
+        pull_request: c.origin.and_then(Origin::pull_request),
+        continuation: None,
+        resume: facts
+            .resume
+            .clone()
+            .filter(|r| field::path("resume", r).is_ok()),
+        session: None,
+        run: RunOf::thirdshift_of(AdoptedEvidence {
+            host: host.to_string(),
+            machine_id: c.machine_id.to_string(),
+            record: facts.record.clone(),
+            pid: facts.pid,
+            process_start: facts.process_start.clone(),
+        }),
+        failures: Vec::new(),
+        ended_at: c.now,
+    }
+}
+
+fn our_end(config: &Config, own: &Ownership, run: OurEnd<'_>) -> EndRecord {
     let record = &run.claim.record;
     let (outcome, reason) = match run.how {
         HowEnded::ByItself(e) => (e.outcome, e.reason.as_str()),
@@ -104,7 +185,7 @@ pub fn run_end(config: &Config, own: &Ownership, run: RunEnd<'_>) -> EndRecord {
 fn dead_labels(
     config: &Config,
     own: &Ownership,
-    run: RunEnd<'_>,
+    run: OurEnd<'_>,
     kept: Option<&Salvage>,
     continue_asked: bool,
     end: &mut EndRecord,
@@ -147,7 +228,7 @@ fn dead_labels(
 fn owned_labels(
     config: &Config,
     own: &Ownership,
-    run: RunEnd<'_>,
+    run: OurEnd<'_>,
     ending: &RunEnding,
     end: &mut EndRecord,
 ) -> Vec<String> {

@@ -1,10 +1,46 @@
 //! One issue's planned actions, kept apart by kind so they come out in the order `apply` must
 //! write them. It decides nothing: the rules in `plan.rs`, `recover.rs` and `answers.rs` do.
 
+use crate::protocol::config::Labels;
 use crate::protocol::record::EndRecord;
 use crate::snapshot::IssueSnapshot;
 
 use super::Action;
+
+/// The labels an issue carries, as the writer read them: a pass read them with the issue; a
+/// Run's own end reads only the comments, so it adds every label its end lists and takes
+/// `in-progress` off (each safe to repeat).
+#[derive(Clone, Copy)]
+pub enum LabelsNow<'a> {
+    Read(&'a IssueSnapshot),
+    Unread { issue: u64 },
+}
+
+impl LabelsNow<'_> {
+    fn issue(&self) -> u64 {
+        match self {
+            LabelsNow::Read(i) => i.number,
+            LabelsNow::Unread { issue } => *issue,
+        }
+    }
+
+    /// Whether the issue carries `label`; `None` when not read.
+    fn has(&self, label: &str) -> Option<bool> {
+        match self {
+            LabelsNow::Read(i) => Some(i.has_label(label)),
+            LabelsNow::Unread { .. } => None,
+        }
+    }
+}
+
+/// The writes of one ending, in apply order: its end record, then the labels it lists that the
+/// issue lacks, then `in-progress` off unless listed (none when the end states no labels: a
+/// Claim that never owned them).
+pub fn end_actions(labels: &Labels, end: EndRecord, now: LabelsNow<'_>) -> Vec<Action> {
+    let mut s = Steps::default();
+    s.ending(labels, end, now);
+    s.into_actions().collect()
+}
 
 /// One issue's actions, kept apart by kind so they come out in apply order: commands
 /// acknowledged, end records, cancel requests, labels added, labels removed, clean-up, then the
@@ -29,24 +65,42 @@ impl Steps {
         });
     }
 
+    /// An ending: its end record, then the labels it lists (`end_actions`).
+    pub(super) fn ending(&mut self, labels: &Labels, end: EndRecord, now: LabelsNow<'_>) {
+        let list = end.labels_after.clone();
+        self.end(end);
+        let Some(list) = list else { return };
+        for label in &list {
+            self.add(now, label);
+        }
+        if !labels.keeps_in_progress(&list) {
+            self.remove(now, &labels.in_progress);
+        }
+    }
+
     /// Adds `label` unless the issue carries it or this pass already adds it.
     pub(super) fn add_missing(&mut self, issue: &IssueSnapshot, label: &str) {
-        let planned = self.adds.iter().any(
-            |a| matches!(a, Action::AddLabel { label: l, .. } if l.eq_ignore_ascii_case(label)),
-        );
-        if !issue.has_label(label) && !planned {
+        self.add(LabelsNow::Read(issue), label);
+    }
+
+    /// Removes `label` if the issue carries it.
+    pub(super) fn remove_present(&mut self, issue: &IssueSnapshot, label: &str) {
+        self.remove(LabelsNow::Read(issue), label);
+    }
+
+    fn add(&mut self, now: LabelsNow<'_>, label: &str) {
+        if now.has(label) != Some(true) && !planned(&self.adds, label) {
             self.adds.push(Action::AddLabel {
-                issue: issue.number,
+                issue: now.issue(),
                 label: label.to_string(),
             });
         }
     }
 
-    /// Removes `label` if the issue carries it.
-    pub(super) fn remove_present(&mut self, issue: &IssueSnapshot, label: &str) {
-        if issue.has_label(label) {
+    fn remove(&mut self, now: LabelsNow<'_>, label: &str) {
+        if now.has(label) != Some(false) && !planned(&self.removes, label) {
             self.removes.push(Action::RemoveLabel {
-                issue: issue.number,
+                issue: now.issue(),
                 label: label.to_string(),
             });
         }
@@ -78,4 +132,14 @@ impl Steps {
             .chain(deletes)
             .chain(answers)
     }
+}
+
+/// Whether `label` is among the label actions already planned.
+fn planned(actions: &[Action], label: &str) -> bool {
+    actions.iter().any(|a| match a {
+        Action::AddLabel { label: l, .. } | Action::RemoveLabel { label: l, .. } => {
+            l.eq_ignore_ascii_case(label)
+        }
+        _ => false,
+    })
 }

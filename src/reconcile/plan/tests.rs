@@ -1209,3 +1209,37 @@ fn continue_policy_requeues_as_a_continuation_until_the_limit() {
 mod adopted;
 mod answers;
 mod failures;
+
+#[test]
+fn an_ending_whose_writer_has_not_read_the_labels_writes_its_end_then_every_label_it_lists() {
+    // given a Run's own end, which reads the comments but not the labels: one that lists the
+    // ready label, one that keeps `in-progress` (a thirdshift-style failed run), one that never
+    // owned the labels
+    let labels = Config::default().labels;
+    let c = claim(5, "c-0000000000000005");
+    let requeued = end_of(&c, Outcome::Failed, Some(&["ready-for-agent"]));
+    let kept = end_of(&c, Outcome::Failed, Some(&["agent-failed", "in-progress"]));
+    let superseded = end_of(&c, Outcome::Superseded, None);
+    let unread = LabelsNow::Unread { issue: 5 };
+    // when each is turned into its writes
+    let writes = |end: &EndRecord| end_actions(&labels, end.clone(), unread);
+    // then the end record comes first, every listed label is added and `in-progress` comes off
+    // unless listed; an end stating no labels writes only itself
+    assert_eq!(
+        writes(&requeued),
+        vec![
+            post(requeued.clone()),
+            add(5, "ready-for-agent"),
+            remove(5, "in-progress")
+        ]
+    );
+    assert_eq!(
+        writes(&kept),
+        vec![
+            post(kept.clone()),
+            add(5, "agent-failed"),
+            add(5, "in-progress")
+        ]
+    );
+    assert_eq!(writes(&superseded), vec![post(superseded.clone())]);
+}
