@@ -16,6 +16,7 @@
 //! protocol. Two pickups on one host take turns (a lock file in the state folder), so they cannot
 //! both count the same free slot. Starting and watching one Run is `pickup/launch.rs`.
 
+mod carry_on;
 mod holds;
 mod launch;
 
@@ -29,6 +30,7 @@ use crate::host::{capacity, capacity_source, live_claims};
 use crate::host::{HostIdentity, ProcessTable, StateDir};
 use crate::protocol::config::{Config, PickupOrder};
 use crate::protocol::record::RunKind;
+pub use carry_on::{carry_on, CarriedOn};
 pub use launch::{attempt, Attempt, Launch, Tried, CLAIM_WAIT};
 
 /// A pass stops after this many Runs failed before claiming: something is broken for all.
@@ -238,7 +240,7 @@ pub fn candidates(config: &Config, issues: Vec<Issue>) -> Vec<Issue> {
 }
 
 /// The line printed for one issue tried.
-fn line(t: &Tried) -> String {
+pub fn line(t: &Tried) -> String {
     let (n, log) = (t.issue, t.log.display());
     match &t.attempt {
         Attempt::Won { claim_id, pid } => {

@@ -27,7 +27,10 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let ctx = Ctx::connect(&g.options(), None)
                 .await
                 .map_err(crate::exit::for_run)?;
-            let req = request(a.claim, ProcessIdentity::current())?;
+            let req = ClaimRequest {
+                command: a.cmd.clone(),
+                ..request(a.claim, ProcessIdentity::current())?
+            };
             let companion = crate::run::companion::Launch {
                 exe: std::env::current_exe().map_err(|e| crate::exit::for_run(e.into()))?,
                 config: g.config.clone(),
@@ -52,7 +55,9 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let run = crate::run::companion::parse_run(&run)
                 .ok_or_else(|| Exit::usage("--run is PID:START_TICKS"))?;
             let ctx = Ctx::connect(&g.options(), None).await?;
-            super::companion::watch(&ctx, &claim, run).await.map(|_| OK)
+            super::companion::watch(&ctx, &claim, run, g.config.clone())
+                .await
+                .map(|_| OK)
         }
         Command::Pickup(a) => {
             let request = crate::pickup::Request {
@@ -121,6 +126,7 @@ fn request(a: ClaimArgs, owner: ProcessIdentity) -> Result<ClaimRequest, Exit> {
         worktree: a.worktree.map(absolute),
         branch: a.branch,
         owner,
+        command: Vec::new(),
     })
 }
 

@@ -2,20 +2,34 @@
 //! `run::companion`): it waits for the Run's process to end (a pidfd), and then, unless the Run
 //! ended its own Claim, runs this host's `observe` and a reconcile pass, and writes the live view:
 //! the same evidence as any pass. While processes of the Run still write ("writers alive"), it
-//! waits for those to end too, and passes again. It lives here, on top, because it runs other
-//! use cases; it decides nothing of its own.
+//! waits for those to end too, and passes again. When the pass ended the Claim as a
+//! Continuation, it starts the Continuation itself, as pickup would take the issue
+//! (`pickup::carry_on`: a free slot here, the issue still Ready), with the dead Run's own command
+//! (kept in its local record) and kind and Harness; the new Run resumes the agent session from
+//! the end record as any Continuation does. It lives here, on top, because it runs other use
+//! cases; it decides nothing of its own.
+
+use std::path::PathBuf;
 
 use crate::context::Ctx;
 use crate::host::{LocalStatus, ProcessIdentity};
-use crate::protocol::record::{ClaimState, Verdict};
+use crate::pickup::{carry_on, CarriedOn, Launch};
+use crate::protocol::record::{ClaimState, Outcome, Verdict};
+use crate::reconcile::{Action, PassReport};
 
 /// How many passes a companion makes once its Run is gone before it leaves the Claim to the
 /// host's next pass (a pass can fail: GitHub down, the budget within its reserve).
 const PASSES: u32 = 5;
 
 /// `companion --claim ID --run PID:TICKS`: waits for the Run, then passes until its Claim is
-/// ended or nothing more can be done here. Exit 0 either way.
-pub async fn watch(ctx: &Ctx, claim_id: &str, run: ProcessIdentity) -> anyhow::Result<()> {
+/// ended or nothing more can be done here, and carries a Continuation on. `config` is the config
+/// file the Run read, for the Continuation. Exit 0 either way.
+pub async fn watch(
+    ctx: &Ctx,
+    claim_id: &str,
+    run: ProcessIdentity,
+    config: Option<PathBuf>,
+) -> anyhow::Result<()> {
     crate::host::wait_for_exit(run).await;
     for _ in 0..PASSES {
         if ended_by_run(ctx, claim_id) || ended_on_github(ctx, claim_id).await? {
@@ -37,7 +51,13 @@ pub async fn watch(ctx: &Ctx, claim_id: &str, run: ProcessIdentity) -> anyhow::R
                     }
                 }
             }
-            Some(Verdict::Dead { .. }) => reconcile(ctx, claim_id).await,
+            Some(Verdict::Dead { .. }) => {
+                let pass = reconcile(ctx, claim_id).await;
+                if let Some(n) = pass.as_ref().and_then(|p| continued(p, claim_id)) {
+                    continuation(ctx, claim_id, n, config).await;
+                    return Ok(());
+                }
+            }
             // Not this host's to judge any more, or alive: nothing for a companion to do.
             Some(Verdict::Alive) | None => return Ok(()),
         }
@@ -48,17 +68,64 @@ pub async fn watch(ctx: &Ctx, claim_id: &str, run: ProcessIdentity) -> anyhow::R
 
 /// One reconcile pass, and the live view written when it changed; failures are only logged (the
 /// next pass, the companion's or the host's, goes on).
-async fn reconcile(ctx: &Ctx, claim_id: &str) {
+async fn reconcile(ctx: &Ctx, claim_id: &str) -> Option<PassReport> {
     let pass = match crate::reconcile::pass(ctx).await {
         Ok(pass) => pass,
         Err(e) => {
             tracing::warn!(claim = claim_id, "reconcile: {e:#}");
-            return;
+            return None;
         }
     };
     let ended = &pass.applied.ended;
     if let Err(e) = crate::view::publish(ctx, &pass.snapshot, &pass.plan, ended).await {
         tracing::warn!(claim = claim_id, "the live view: {e:#}");
+    }
+    Some(pass)
+}
+
+/// The issue of `claim_id` when `pass` ended it as a Continuation (its end record planned
+/// `continued` and standing on GitHub).
+fn continued(pass: &PassReport, claim_id: &str) -> Option<u64> {
+    let planned = pass.plan.actions.iter().any(|a| {
+        matches!(a, Action::PostEnd { end, .. }
+            if end.claim_id == claim_id && end.outcome == Outcome::Continued)
+    });
+    let ended = pass.applied.ended.iter().find(|e| e.claim_id == claim_id);
+    ended.filter(|_| planned).map(|e| e.issue)
+}
+
+/// Starts the Continuation of `claim_id` on issue `n` with the dead Run's own command, kind and
+/// Harness, when pickup would take the issue here now; otherwise leaves it to pickup.
+async fn continuation(ctx: &Ctx, claim_id: &str, n: u64, config: Option<PathBuf>) {
+    let Ok(local) = ctx.state.load(claim_id) else {
+        return;
+    };
+    if local.command.is_empty() {
+        tracing::info!(
+            claim = claim_id,
+            "no command kept (a Claim taken by hand): left to pickup"
+        );
+        return;
+    }
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return tracing::warn!(claim = claim_id, "no Continuation started: {e}"),
+    };
+    let launch = Launch {
+        exe,
+        config,
+        kind: Some(local.record.kind),
+        harness: local.record.harness.clone(),
+        cmd: local.command,
+    };
+    match carry_on(ctx, n, &launch).await {
+        Ok(CarriedOn::Started(tried)) => {
+            tracing::info!(claim = claim_id, "{}", crate::pickup::line(&tried));
+        }
+        Ok(CarriedOn::Left(why)) => {
+            tracing::info!(claim = claim_id, "Continuation left to pickup: {why}");
+        }
+        Err(e) => tracing::warn!(claim = claim_id, "Continuation left to pickup: {e:#}"),
     }
 }
 

@@ -135,6 +135,7 @@ mod tests {
             record,
             salvage: None,
             finished: None,
+            command: Vec::new(),
         }
     }
 

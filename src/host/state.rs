@@ -43,6 +43,10 @@ pub struct LocalClaim {
     /// that write, `observe` reports it and reconcile ends the Claim with this outcome.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished: Option<crate::protocol::record::RunEnding>,
+    /// The command the Run runs (its CMD after `--`), kept so its companion can start a
+    /// Continuation the way the Run was started. Empty for a Claim taken by hand (`claim`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
 }
 
 /// The folder of local Claim records.
@@ -249,6 +253,7 @@ mod tests {
             record: sample_claim(),
             salvage: None,
             finished: None,
+            command: Vec::new(),
         };
         state.save(&claim).expect("first save");
         // When two writers (a Run and its CMD's `stage`) update it at the same moment, often

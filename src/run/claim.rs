@@ -37,6 +37,9 @@ pub struct ClaimRequest {
     pub branch: Option<String>,
     /// The process that owns the Claim (the Run, or the caller of `claim`).
     pub owner: ProcessIdentity,
+    /// The Run's command (CMD after `--`), kept in the local record for a Continuation; empty
+    /// for `claim`.
+    pub command: Vec<String>,
 }
 
 /// A Claim this host holds.
@@ -102,6 +105,7 @@ pub async fn take(ctx: &Ctx, req: &ClaimRequest) -> anyhow::Result<Held> {
         record: record.clone(),
         salvage: None,
         finished: None,
+        command: req.command.clone(),
     })?;
     let (posted, comments) = post_and_read(ctx, n, &record).await?;
     let resume = settle(ctx, n, &record, posted.id, &comments).await?;

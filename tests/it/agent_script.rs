@@ -17,7 +17,7 @@ use thirdshift_reconciler::protocol::record::{ClaimRecord, Outcome};
 
 /// A stand-in Harness: in the worktree it is started in, one commit and a file left dirty, then
 /// its session id written to `mark` and a long sleep (the agent at work).
-fn stand_in_harness(dir: &Path, mark: &Path) -> std::path::PathBuf {
+pub(crate) fn stand_in_harness(dir: &Path, mark: &Path) -> std::path::PathBuf {
     let path = dir.join("harness.sh");
     let _ = std::fs::remove_file(mark);
     let script = format!(
@@ -34,7 +34,7 @@ fn stand_in_harness(dir: &Path, mark: &Path) -> std::path::PathBuf {
 
 /// `pickup` on h1 in the launch clone with `config`, the reference script and `harness`; waits
 /// until the Harness has started (its `mark` written) and returns the Run's claim.
-async fn pickup_with_the_script(
+pub(crate) async fn pickup_with_the_script(
     world: &World,
     origin: &Origin,
     config: &Path,
@@ -63,8 +63,8 @@ async fn pickup_with_the_script(
         .record
 }
 
-/// kill -9 of the Run and its command's session, then its host's pass with `config`.
-async fn kill_and_pass(world: &World, claim: &ClaimRecord, config: &Path) {
+/// kill -9 of a Run and of its command's whole session, as an OOM kill or a reboot leaves it.
+pub(crate) async fn kill_outright(claim: &ClaimRecord) {
     // SAFETY: kill(2) with a PID and a signal number; no memory is shared.
     unsafe { libc::kill(claim.pid as i32, libc::SIGKILL) };
     let sid = claim.session_id.expect("the command's session");
@@ -73,6 +73,11 @@ async fn kill_and_pass(world: &World, claim: &ClaimRecord, config: &Path) {
         session_members(sid).is_empty()
     })
     .await;
+}
+
+/// kill -9 of the Run and its command's session, then its host's pass with `config`.
+async fn kill_and_pass(world: &World, claim: &ClaimRecord, config: &Path) {
+    kill_outright(claim).await;
     let mut pass = world.cli("h1");
     pass.arg("--config")
         .arg(config)

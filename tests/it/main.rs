@@ -37,6 +37,7 @@ mod secrets;
 mod cache_differential;
 mod chaos;
 mod companion;
+mod continuation;
 mod hostile_records;
 mod identities;
 mod keep_work;

@@ -1,0 +1,53 @@
+//! Carrying a Continuation on at once: pickup's rules for one issue, asked by the companion of a
+//! Run whose Claim a pass just ended as a Continuation, so a killed Run carries on in seconds
+//! rather than at the next pickup cron line. It starts the Continuation only as a pickup pass
+//! would take the issue: a free slot on this host (taking pickup's turn, so a pickup running now
+//! cannot count the same slot), the issue still Ready and takeable (a person who changed its
+//! labels after the end keeps it), no active claim, not held by its latest end, the host below
+//! its Failure limit. The new Run claims through the normal protocol, so a race with another
+//! host's pickup is settled like any claim race. With no free slot it starts nothing: any
+//! host's pickup takes the issue as before. It decides nothing about the dead Run (the pass did).
+
+use crate::context::Ctx;
+
+use super::{at_failure_limit, attempt, candidates, holds, Launch, Slots, Tried};
+
+/// What carrying one issue on did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CarriedOn {
+    /// A Run was started on the issue; how its claim went.
+    Started(Tried),
+    /// Nothing was started, and why (pickup's passes take the issue as before).
+    Left(String),
+}
+
+/// Starts `launch` on issue `n` if a pickup pass on this host would take it now.
+pub async fn carry_on(ctx: &Ctx, n: u64, launch: &Launch) -> anyhow::Result<CarriedOn> {
+    let _turn = crate::host::Turn::take(&ctx.state, "pickup").await?;
+    let slots = Slots::read(&ctx.config, &ctx.host, &ctx.state)?;
+    if let Some(why) = slots.skip_reason(None) {
+        return Ok(CarriedOn::Left(why));
+    }
+    let issue = ctx.client.get_issue(n).await?;
+    let takeable = candidates(&ctx.config, vec![issue]);
+    if takeable.is_empty() {
+        return Ok(CarriedOn::Left(format!(
+            "#{n} is not Ready to take (its labels changed since the end)"
+        )));
+    }
+    if let Some(why) = at_failure_limit(ctx, &slots, &takeable).await? {
+        return Ok(CarriedOn::Left(why));
+    }
+    let comments = ctx.client.list_issue_comments(n).await?;
+    let own = crate::store::ownership(ctx, n, &comments);
+    if let Some(owner) = &own.owner {
+        return Ok(CarriedOn::Left(format!(
+            "#{n} is claimed by host {}",
+            owner.record.host
+        )));
+    }
+    if let Some(why) = holds::held(ctx, n, &own, &comments).await? {
+        return Ok(CarriedOn::Left(why));
+    }
+    Ok(CarriedOn::Started(attempt(ctx, n, launch).await?))
+}
