@@ -20,12 +20,10 @@ mod measure;
 
 use std::time::{Duration, Instant};
 
-use fleet::{BOT, BOT_TOKEN};
-use github_emulator::{Faults, Permission, Sim, SimConfig, SimServer};
+use fleet::BOT;
+use github_emulator::{Sim, SimServer};
 use thirdshift_reconciler::host::signal_session;
-use thirdshift_reconciler::protocol::record::{
-    decode, Decoded, Ownership, RawComment, Record, Trust,
-};
+use thirdshift_reconciler::protocol::record::{decode, Decoded, Ownership, Record};
 
 /// What one setting of the bench runs with.
 struct Setup {
@@ -44,16 +42,7 @@ struct Bed {
 
 impl Bed {
     async fn new(latency: Duration) -> Bed {
-        let sim = Sim::new(SimConfig {
-            rate_limit: 1_000_000,
-            ..SimConfig::default()
-        });
-        sim.add_user(BOT, BOT_TOKEN, Permission::Admin);
-        sim.set_faults(Faults {
-            latency: (!latency.is_zero()).then_some(latency),
-            ..Faults::default()
-        });
-        let server = sim.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let (sim, server) = fleet::slow_sim(latency).await;
         Bed {
             sim,
             server,
@@ -63,41 +52,12 @@ impl Bed {
 
     /// The real binary as host h1, its companions on or off.
     fn cli(&self, companions: bool) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_thirdshift-reconciler"));
-        cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("GITHUB_TOKEN", BOT_TOKEN)
-            .env("RUST_LOG", "error")
-            .env(
-                "THIRDSHIFT_COMPANION",
-                if companions { "on" } else { "off" },
-            )
-            .arg("--repo")
-            .arg(self.sim.repo_full_name())
-            .arg("--api-url")
-            .arg(&self.server.url)
-            .arg("--host")
-            .arg("h1")
-            .arg("--state-dir")
-            .arg(self.dir.path().join("h1"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .kill_on_drop(true);
-        cmd
+        let state = self.dir.path().join("h1");
+        fleet::host_binary(&self.sim, &self.server.url, &state, "h1", companions)
     }
 
     fn ownership(&self, issue: u64) -> Ownership {
-        let raw: Vec<RawComment> = self
-            .sim
-            .comments(issue)
-            .into_iter()
-            .map(|c| RawComment {
-                id: c.id,
-                author: c.author,
-                body: c.body,
-            })
-            .collect();
-        Ownership::of(issue, &raw, &Trust::new([BOT]))
+        fleet::ownership_on(&self.sim, issue)
     }
 
     fn ended(&self, issue: u64) -> bool {

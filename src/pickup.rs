@@ -29,7 +29,7 @@ use crate::github::Issue;
 use crate::host::{capacity, capacity_source, live_claims};
 use crate::host::{HostIdentity, ProcessTable, StateDir};
 use crate::protocol::config::{Config, PickupOrder};
-use crate::protocol::record::RunKind;
+use crate::protocol::record::{RunKind, StartedBy};
 pub use carry_on::{carry_on, CarriedOn};
 pub use launch::{attempt, Attempt, Launch, Tried, CLAIM_WAIT};
 
@@ -197,6 +197,7 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         }
         let span = tracing::info_span!("pickup", issue = n);
         let tried = attempt(ctx, n, launch).instrument(span).await?;
+        carry_on::note_started(ctx, &own, &tried, StartedBy::Pickup).await;
         println!("{}", crate::text::for_terminal(&line(&tried)));
         report.tried.push(tried);
     }

@@ -211,3 +211,67 @@ impl Fleet {
         cmd
     }
 }
+
+/// Who owns `issue` on `sim`, as a reader trusting only the bot sees it.
+pub fn ownership_on(sim: &Sim, issue: u64) -> thirdshift_reconciler::protocol::record::Ownership {
+    use thirdshift_reconciler::protocol::record::{Ownership, RawComment, Trust};
+    let raw: Vec<RawComment> = sim
+        .comments(issue)
+        .into_iter()
+        .map(|c| RawComment {
+            id: c.id,
+            author: c.author,
+            body: c.body,
+        })
+        .collect();
+    Ownership::of(issue, &raw, &Trust::new([BOT]))
+}
+
+/// The real binary as host `host` on `sim` (served at `url`), with the bot's token, its state
+/// folder `state`, its companions on or off, and its output dropped: a Run's host in the
+/// latency benchmarks.
+pub fn host_binary(
+    sim: &Sim,
+    url: &str,
+    state: &std::path::Path,
+    host: &str,
+    companions: bool,
+) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_thirdshift-reconciler"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GITHUB_TOKEN", BOT_TOKEN)
+        .env("RUST_LOG", "error")
+        .env(
+            "THIRDSHIFT_COMPANION",
+            if companions { "on" } else { "off" },
+        )
+        .arg("--repo")
+        .arg(sim.repo_full_name())
+        .arg("--api-url")
+        .arg(url)
+        .arg("--host")
+        .arg(host)
+        .arg("--state-dir")
+        .arg(state)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// An emulator with the bot as admin, no rate limit to speak of, and `latency` on every
+/// request, served on a free local port.
+pub async fn slow_sim(latency: std::time::Duration) -> (Sim, SimServer) {
+    let sim = Sim::new(SimConfig {
+        rate_limit: 1_000_000,
+        ..SimConfig::default()
+    });
+    sim.add_user(BOT, BOT_TOKEN, Permission::Admin);
+    sim.set_faults(github_emulator::Faults {
+        latency: (!latency.is_zero()).then_some(latency),
+        ..github_emulator::Faults::default()
+    });
+    let server = sim.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    (sim, server)
+}

@@ -7,10 +7,16 @@
 //! its Failure limit. The new Run claims through the normal protocol, so a race with another
 //! host's pickup is settled like any claim race. With no free slot it starts nothing: any
 //! host's pickup takes the issue as before. It decides nothing about the dead Run (the pass did).
+//!
+//! Whoever starts a Continuation (this, or a pickup pass) notes in its end record, once the new
+//! Run won its Claim, where and by whom it was started (`note_started`): the end record is ours,
+//! edited once, and the live view and the issue show the chain from it.
 
 use crate::context::Ctx;
+use crate::protocol::record::{ContinuationStart, EndView, Outcome, Ownership, StartedBy};
+use crate::text::ToComment;
 
-use super::{at_failure_limit, attempt, candidates, holds, Launch, Slots, Tried};
+use super::{at_failure_limit, attempt, candidates, holds, Attempt, Launch, Slots, Tried};
 
 /// What carrying one issue on did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,5 +55,42 @@ pub async fn carry_on(ctx: &Ctx, n: u64, launch: &Launch) -> anyhow::Result<Carr
     if let Some(why) = holds::held(ctx, n, &own, &comments).await? {
         return Ok(CarriedOn::Left(why));
     }
-    Ok(CarriedOn::Started(attempt(ctx, n, launch).await?))
+    let tried = attempt(ctx, n, launch).await?;
+    note_started(ctx, &own, &tried, StartedBy::Companion).await;
+    Ok(CarriedOn::Started(tried))
+}
+
+/// When `tried` won the Claim of an issue whose latest end (in `own`, read before the attempt)
+/// is a Continuation not yet started, notes in that end record where and by whom it was started.
+/// Only our own end record is edited; a failure is only logged (the note is for people).
+pub(super) async fn note_started(ctx: &Ctx, own: &Ownership, tried: &Tried, by: StartedBy) {
+    let Attempt::Won { claim_id, .. } = &tried.attempt else {
+        return;
+    };
+    let Some(end) = waiting_continuation(ctx, own) else {
+        return;
+    };
+    let mut record = end.record.clone();
+    if let Some(c) = record.continuation.as_mut() {
+        c.started = Some(Box::new(ContinuationStart {
+            claim_id: claim_id.clone(),
+            host: ctx.host.host.clone(),
+            by,
+        }));
+    }
+    if let Some(why) = record.write_refusal() {
+        return tracing::warn!(issue = tried.issue, "Continuation start not noted: {why}");
+    }
+    let body = record.to_comment();
+    if let Err(e) = ctx.client.update_comment(end.comment_id, &body).await {
+        tracing::warn!(issue = tried.issue, "Continuation start not noted: {e}");
+    }
+}
+
+/// The issue's latest end, when it is a Continuation of ours not yet noted as started.
+fn waiting_continuation<'a>(ctx: &Ctx, own: &'a Ownership) -> Option<&'a EndView> {
+    let (_, end) = own.last_ended()?;
+    let c = end.record.continuation.as_ref()?;
+    let ours = end.author.eq_ignore_ascii_case(&ctx.me);
+    (end.record.outcome == Outcome::Continued && c.started.is_none() && ours).then_some(end)
 }

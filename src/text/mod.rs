@@ -113,6 +113,16 @@ pub fn end_comment(e: &EndRecord) -> String {
     out
 }
 
+/// Who started a Continuation, in words.
+pub fn started_by(by: crate::protocol::record::StartedBy) -> &'static str {
+    use crate::protocol::record::StartedBy;
+    match by {
+        StartedBy::Companion => "the dead Run's companion",
+        StartedBy::Pickup => "pickup",
+        StartedBy::Other => "another starter",
+    }
+}
+
 /// Where a dead Run's work is and how to go on with it: the Continuation, the pull request,
 /// what its host kept, and the command that resumes the agent session.
 fn work_lines(e: &EndRecord) -> String {
@@ -133,6 +143,14 @@ fn work_lines(e: &EndRecord) -> String {
             harness.unwrap_or_default(),
             branch.unwrap_or_default()
         ));
+        if let Some(s) = &c.started {
+            out.push_str(&format!(
+                "\n- Started on {} by {}: claim {}",
+                code(&s.host),
+                started_by(s.by),
+                code(&s.claim_id)
+            ));
+        }
     }
     if let Some(pr) = e.pull_request {
         out.push_str(&format!("\n- Pull request: #{pr}"));
@@ -678,7 +696,28 @@ mod tests {
             agent_session: Some("sess-9".into()),
             harness: Some("codex".into()),
             worktree: None,
+            started: None,
         });
+        insta::assert_snapshot!(end.to_comment());
+    }
+
+    #[test]
+    fn a_started_continuation_says_where_and_by_whom() {
+        // given a Continuation its dead Run's companion started on h1
+        let mut end = sample_end(Outcome::Continued);
+        end.continuation = Some(crate::protocol::record::Continuation {
+            number: 1,
+            branch: Some("issue-42".into()),
+            agent_session: Some("sess-9".into()),
+            harness: None,
+            worktree: None,
+            started: Some(Box::new(crate::protocol::record::ContinuationStart {
+                claim_id: "c-00000000000000c1".into(),
+                host: "h1".into(),
+                by: crate::protocol::record::StartedBy::Companion,
+            })),
+        });
+        // then its comment names the new Run's claim, its host and its starter
         insta::assert_snapshot!(end.to_comment());
     }
 

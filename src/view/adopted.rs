@@ -55,6 +55,7 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
                 logs: facts.session_log.iter().cloned().collect(),
                 thirdshift_record: Some(facts.record.clone()),
                 resume: facts.resume.clone(),
+                continues: None,
             });
         }
     }

@@ -158,6 +158,24 @@ fn issue_cell(n: u64, title: &str, url: &str) -> String {
 }
 
 fn stage_cell(r: &RunRow, now: DateTime<Utc>) -> String {
+    let stage = stage_since(r, now);
+    match &r.continues {
+        Some(c) => {
+            let by = c
+                .started_by
+                .map(|b| format!(", started by {}", esc(crate::text::started_by(b))));
+            format!(
+                "{stage}<span class=\"since continues\">Continuation {} of <code>{}</code>{}</span>",
+                c.number,
+                esc(&c.claim_id),
+                by.unwrap_or_default()
+            )
+        }
+        None => stage,
+    }
+}
+
+fn stage_since(r: &RunRow, now: DateTime<Utc>) -> String {
     match (&r.stage, r.stage_since) {
         (Some(s), Some(t)) => format!(
             "<code>{}</code><span class=\"since\">since {} ({})</span>",

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
-use super::model::{HostRow, Recovery, RunHealth, RunRow, UntrustedAuthor, View};
+use super::model::{Continues, HostRow, Recovery, RunHealth, RunRow, UntrustedAuthor, View};
 use super::{joined, log_list};
 
 /// The most Run rows written (GitHub caps an issue body at 65,536 characters).
@@ -80,11 +80,28 @@ fn runs(out: &mut String, view: &View) {
 }
 
 fn stage(r: &RunRow) -> String {
-    match (&r.stage, r.stage_since) {
+    let stage = match (&r.stage, r.stage_since) {
         (Some(s), Some(t)) => format!("{} since {}", code(s), time(t)),
         (Some(s), None) => code(s),
         _ => "—".into(),
+    };
+    match &r.continues {
+        Some(c) => format!("{stage} · {}", continues(c)),
+        None => stage,
     }
+}
+
+/// `Continuation N of `c-…`, started by …`: the chain of the issue's Runs.
+pub(super) fn continues(c: &Continues) -> String {
+    let by = c
+        .started_by
+        .map(|b| format!(", started by {}", crate::text::started_by(b)));
+    format!(
+        "Continuation {} of {}{}",
+        c.number,
+        code(&c.claim_id),
+        by.unwrap_or_default()
+    )
 }
 
 fn harness(r: &RunRow) -> String {
@@ -246,6 +263,29 @@ fn code(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::view::fixture;
+
+    #[test]
+    fn a_continuations_run_names_the_claim_it_carries_on_and_its_starter() {
+        // given a Run carrying on the issue's first Continuation, started by the companion
+        let c = Continues {
+            number: 1,
+            claim_id: "c-00000000000000a1".into(),
+            started_by: Some(crate::protocol::record::StartedBy::Companion),
+        };
+        // then its stage cell names the chain; without a noted starter it names the claim only
+        assert_eq!(
+            continues(&c),
+            "Continuation 1 of `c-00000000000000a1`, started by the dead Run's companion"
+        );
+        let unnoted = Continues {
+            started_by: None,
+            ..c
+        };
+        assert_eq!(
+            continues(&unnoted),
+            "Continuation 1 of `c-00000000000000a1`"
+        );
+    }
 
     #[test]
     fn dashboard_after_a_pass_over_three_hosts() {

@@ -13,7 +13,7 @@ use crate::reconcile::{Action, Finding, Plan};
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
 pub use super::hosts::HostRow;
-pub use super::row::{comment_url, RunHealth, RunRow};
+pub use super::row::{comment_url, Continues, RunHealth, RunRow};
 
 /// How many recoveries the view keeps (newest first).
 pub const RECOVERIES_KEPT: usize = 10;
@@ -148,6 +148,7 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
                 logs: vec![],
                 thirdshift_record: None,
                 resume: None,
+                continues: None,
             });
         }
     }
@@ -186,7 +187,26 @@ fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding) -> RunRow 
             r.agent_session.as_deref(),
             r.worktree.as_deref(),
         ),
+        continues: continues(issue, c),
     }
+}
+
+/// What claim `c` carries on, when the issue's latest end before it is a Continuation (the one
+/// its Run took over).
+fn continues(issue: &IssueSnapshot, c: &ClaimView) -> Option<Continues> {
+    let ended = issue.ownership.ended.iter().map(|(_, e)| e);
+    let before = ended.filter(|e| e.comment_id < c.comment_id);
+    let end = before.max_by_key(|e| e.comment_id)?;
+    let k = end.record.continuation.as_ref()?;
+    let started = k
+        .started
+        .as_ref()
+        .filter(|s| s.claim_id == c.record.claim_id);
+    (end.record.outcome == Outcome::Continued).then(|| Continues {
+        number: k.number,
+        claim_id: end.record.claim_id.clone(),
+        started_by: started.map(|s| s.by),
+    })
 }
 
 fn is_recovery(outcome: Outcome) -> bool {

@@ -132,6 +132,19 @@ pub struct RunRow {
     /// The command that resumes its agent session from its worktree, when its Harness is known
     /// (`crate::protocol::resume`); a thirdshift Command's as thirdshift recorded it.
     pub resume: Option<String>,
+    /// For a Continuation: which one, of which Claim, and what started it.
+    pub continues: Option<Continues>,
+}
+
+/// The link of a Continuation's Run to the Claim it carries on: the chain of an issue's Runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Continues {
+    /// 1 for the issue's first Continuation, and so on.
+    pub number: u32,
+    /// The dead Run's claim.
+    pub claim_id: String,
+    /// What started this Run, when its starter noted it in the end record.
+    pub started_by: Option<crate::protocol::record::StartedBy>,
 }
 
 /// The address of comment `id` on the issue at `issue_url`.

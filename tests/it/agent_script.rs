@@ -192,5 +192,14 @@ async fn a_continuation_picked_up_by_the_reference_script_resumes_the_session_in
         std::fs::read_to_string(&mark).unwrap(),
         format!("{session} 1")
     );
+    // and the end record notes that pickup started it on h1, as the new claim
+    let started = ends(&world, issue)[0].continuation.clone().unwrap().started;
+    let started = started.expect("the start noted");
+    assert_eq!(started.claim_id, next.claim_id);
+    assert_eq!(started.host, "h1");
+    assert_eq!(
+        started.by,
+        thirdshift_reconciler::protocol::record::StartedBy::Pickup
+    );
     kill_and_pass(&world, &next, &config).await;
 }

@@ -8,14 +8,14 @@
 use crate::agent_script::{kill_outright, pickup_with_the_script, stand_in_harness};
 use crate::harness::*;
 #[allow(dead_code)]
-use crate::support::origin;
+use crate::support::{origin, schema};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use origin::Origin;
 use thirdshift_reconciler::host::signal_session;
-use thirdshift_reconciler::protocol::record::{ClaimRecord, Outcome, Record, Verdict};
+use thirdshift_reconciler::protocol::record::{ClaimRecord, Outcome, Record, StartedBy, Verdict};
 
 /// A config with the continue policy and one slot on each of h1 and h2.
 fn continue_config(world: &World) -> PathBuf {
@@ -77,6 +77,30 @@ async fn a_killed_pickup_run_carries_on_resuming_its_session_with_no_pass_starte
         std::fs::read_to_string(&mark).unwrap(),
         format!("{session} 1")
     );
+    // and the end record says where and by whom the Continuation was started, and the live
+    // view shows the chain
+    let mut started = None;
+    wait_until("the start noted in the end record", STEP, || {
+        let end = ends(&world, issue).into_iter().next();
+        started = end.and_then(|e| e.continuation?.started);
+        started.is_some()
+    })
+    .await;
+    let started = started.unwrap();
+    assert_eq!(started.claim_id, next.claim_id);
+    assert_eq!(started.host, "h1");
+    assert_eq!(started.by, StartedBy::Companion);
+    let out = world.exec("h1", &["status", "--json"]).await;
+    let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &view["runs"][0];
+    assert_eq!(row["claim_id"], next.claim_id.as_str(), "{view}");
+    assert_eq!(row["continues"]["number"], 1);
+    assert_eq!(row["continues"]["claim_id"], first.claim_id.as_str());
+    assert_eq!(row["continues"]["started_by"], "companion");
+    let schema = std::fs::read_to_string(Path::new(ROOT).join("docs/status.schema.json"));
+    let schema: serde_json::Value = serde_json::from_str(&schema.unwrap()).unwrap();
+    let checked = schema::Validator::new(&schema).validate(&schema, &view);
+    assert!(checked.is_ok(), "{}", schema::report(&checked.unwrap_err()));
     hand_back(&world, issue, &next).await;
 }
 

@@ -173,6 +173,31 @@ pub struct Continuation {
     /// The dead Run's worktree, which its agent session belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<String>,
+    /// Where and by whom the Continuation was started, noted by its starter once the new Run
+    /// won its Claim (absent until then, or when a person or a script started it by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<Box<ContinuationStart>>,
+}
+
+/// A Continuation started: the new Run's claim, its host, and what started it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContinuationStart {
+    pub claim_id: String,
+    pub host: String,
+    pub by: StartedBy,
+}
+
+/// What started a Continuation's Run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StartedBy {
+    /// The dead Run's companion, on the dead Run's host, seconds after the death.
+    Companion,
+    /// A `pickup` pass.
+    Pickup,
+    /// A starter this version does not know (a later version's).
+    #[serde(other)]
+    Other,
 }
 
 impl EndRecord {
@@ -256,6 +281,10 @@ impl EndRecord {
             field::opt_name("continuation.agent_session", c.agent_session.as_deref())?;
             field::opt_path("continuation.worktree", c.worktree.as_deref())?;
             field::opt_name("continuation.harness", c.harness.as_deref())?;
+            if let Some(s) = &c.started {
+                super::check_claim_id(&s.claim_id)?;
+                field::name("continuation.started.host", &s.host)?;
+            }
         }
         Ok(())
     }

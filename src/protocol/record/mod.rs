@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 
 pub use cancel::{new_request_id, CancelRecord, CancelView};
 pub use claim::{new_claim_id, ClaimRecord, RunKind};
-pub use end::{AdoptedEvidence, Continuation, EndRecord, FailedRun, Outcome};
+pub use end::{
+    AdoptedEvidence, Continuation, ContinuationStart, EndRecord, FailedRun, Outcome, StartedBy,
+};
 pub use field::{write_refusal, MAX_COMMENT_CHARS};
 pub use ownership::{
     ClaimState, ClaimView, EndView, Ownership, Problem, ProblemKind, RawComment, Trust,

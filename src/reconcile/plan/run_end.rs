@@ -207,6 +207,7 @@ fn dead_labels(
             agent_session: claim.agent_session.clone(),
             harness: claim.harness.clone(),
             worktree: claim.worktree.clone(),
+            started: None,
         });
         return end_labels(labels, Ended::Continued);
     }
