@@ -257,3 +257,46 @@ fn companion_running(claim_id: &str) -> bool {
         text.contains(" companion ") && text.contains(claim_id)
     })
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_free_slot_the_continuation_waits_for_a_pickup() {
+    // Given the continue policy, h1 with one slot taken by a live Run on another issue, and a
+    // second Run on h1 (started by hand, over capacity)
+    let world = World::with_companions().await;
+    let busy = world.ready_issue("keeps the slot");
+    let issue = world.ready_issue("no slot to carry on");
+    let config = continue_config(&world);
+    let config_arg = config.to_str().unwrap();
+    let script = "exec sleep 600";
+    let _live = start_run_with(&world, "h1", busy, &["--config", config_arg], script).await;
+    let run = start_run_with(&world, "h1", issue, &["--config", config_arg], script).await;
+    let first = world.ownership(issue).owner.unwrap().record;
+    // When the second Run is killed outright
+    run.kill_all().await;
+    wait_until("the Continuation end", STEP, || {
+        !ends(&world, issue).is_empty()
+    })
+    .await;
+    wait_until("h1's companion to finish", STEP, || {
+        !companion_running(&first.claim_id)
+    })
+    .await;
+    // Then h1 starts nothing (its one slot is taken) and the issue waits, Ready, for a pickup
+    assert!(
+        world.ownership(issue).owner.is_none(),
+        "nothing started on h1"
+    );
+    assert!(world.labels(issue).contains(&READY.to_string()));
+    // And h2's pickup takes it as a Continuation
+    let mut pickup = world.cli("h2");
+    pickup.args(["--config", config_arg, "pickup", "--", "sh", "-c", script]);
+    let out = pickup.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let next = newer_owner(&world, issue, &first.claim_id).expect("h2's Continuation");
+    assert_eq!(next.host, "h2");
+    let started = ends(&world, issue)[0].continuation.clone().unwrap().started;
+    assert_eq!(started.map(|s| s.by), Some(StartedBy::Pickup));
+    hand_back(&world, issue, &next).await;
+    let live = world.ownership(busy).owner.unwrap().record;
+    hand_back(&world, busy, &live).await;
+}
