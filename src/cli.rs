@@ -189,6 +189,9 @@ pub enum Command {
         /// The Run's process, `PID:START_TICKS`.
         #[arg(long)]
         run: String,
+        /// For a thirdshift Command's companion (started by `observe`): the Command's issue.
+        #[arg(long)]
+        issue: Option<u64>,
     },
     /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
     Completions {

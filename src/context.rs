@@ -2,6 +2,7 @@
 //! config, whom to trust, this host's identity and its state folder. Built once per command from
 //! the global options and the environment. It makes no decisions.
 
+pub mod companion;
 pub mod detached;
 
 use std::path::PathBuf;
@@ -39,6 +40,8 @@ pub struct Ctx {
     pub state: StateDir,
     /// The cache file kept between passes; `None` with `--no-cache` (every pass reads in full).
     pub cache: Option<std::path::PathBuf>,
+    /// The config file given (`--config`), for the processes this one starts (Runs, companions).
+    pub config_path: Option<PathBuf>,
 }
 
 impl Ctx {
@@ -90,6 +93,7 @@ impl Ctx {
             host: HostIdentity::detect(globals.host.as_deref()),
             state,
             cache,
+            config_path: globals.config.clone(),
         })
     }
 

@@ -9,7 +9,6 @@
 
 pub mod broker;
 pub mod claim;
-pub mod companion;
 pub mod release;
 pub mod stage;
 
@@ -47,7 +46,6 @@ pub async fn run(
     ctx: &Ctx,
     req: &ClaimRequest,
     cmd: &[String],
-    companion: &crate::run::companion::Launch,
     quiet: bool,
 ) -> anyhow::Result<i32> {
     let held = take(ctx, req).await?;
@@ -56,7 +54,10 @@ pub async fn run(
         quiet,
         &crate::text::reasons::run_holds(issue, claim_id, &held.comment_url),
     );
-    crate::run::companion::start(ctx, companion, &held.record.claim_id);
+    let watched = crate::context::companion::Watched::Run {
+        claim_id: &held.record.claim_id,
+    };
+    crate::context::companion::start(ctx, watched);
     let mut signals = Signals::install()?;
     let mut child = match spawn(ctx, &held, cmd) {
         Ok(child) => child,

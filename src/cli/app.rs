@@ -31,11 +31,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 command: a.cmd.clone(),
                 ..request(a.claim, ProcessIdentity::current())?
             };
-            let companion = crate::run::companion::Launch {
-                exe: std::env::current_exe().map_err(|e| crate::exit::for_run(e.into()))?,
-                config: g.config.clone(),
-            };
-            crate::run::run(&ctx, &req, &a.cmd, &companion, g.quiet)
+            crate::run::run(&ctx, &req, &a.cmd, g.quiet)
                 .await
                 .map_err(crate::exit::for_run)
         }
@@ -51,11 +47,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Man => crate::cli::manual::man(&mut std::io::stdout())
             .map(|_| OK)
             .map_err(Into::into),
-        Command::Companion { claim, run } => {
-            let run = crate::run::companion::parse_run(&run)
+        Command::Companion { claim, run, issue } => {
+            let run = crate::context::companion::parse_run(&run)
                 .ok_or_else(|| Exit::usage("--run is PID:START_TICKS"))?;
             let ctx = Ctx::connect(&g.options(), None).await?;
-            super::companion::watch(&ctx, &claim, run, g.config.clone())
+            super::companion::watch(&ctx, &claim, run, issue)
                 .await
                 .map(|_| OK)
         }

@@ -1,15 +1,16 @@
-//! What a Run's companion does once started (`companion --claim ID --run PID:TICKS`, started by
-//! `run::companion`): it waits for the Run's process to end (a pidfd), and then, unless the Run
-//! ended its own Claim, runs this host's `observe` and a reconcile pass, and writes the live view:
-//! the same evidence as any pass. While processes of the Run still write ("writers alive"), it
+//! What a companion does once started (`companion --claim ID --run PID:TICKS [--issue N]`,
+//! started by `context::companion` for a Run of ours, or by `observe` for a live thirdshift
+//! Command, `--issue` naming its issue): it waits for the process to end (a pidfd), and then,
+//! unless the Run ended its own Claim (or the Command ended normally: its host no longer reports
+//! it), runs this host's `observe` and a reconcile pass, and writes the live view: the same
+//! evidence as any pass. A Command's companion holds the Command's turn while it lives, so at
+//! most one watches it. While processes of the Run still write ("writers alive"), it
 //! waits for those to end too, and passes again. When the pass ended the Claim as a
 //! Continuation, it starts the Continuation itself, as pickup would take the issue
 //! (`pickup::carry_on`: a free slot here, the issue still Ready), with the dead Run's own command
 //! (kept in its local record) and kind and Harness; the new Run resumes the agent session from
 //! the end record as any Continuation does. It lives here, on top, because it runs other use
 //! cases; it decides nothing of its own.
-
-use std::path::PathBuf;
 
 use crate::context::Ctx;
 use crate::host::{LocalStatus, ProcessIdentity};
@@ -28,11 +29,18 @@ pub async fn watch(
     ctx: &Ctx,
     claim_id: &str,
     run: ProcessIdentity,
-    config: Option<PathBuf>,
+    command_issue: Option<u64>,
 ) -> anyhow::Result<()> {
+    let _turn = match command_issue {
+        Some(_) => match crate::context::companion::take_turn(ctx, claim_id)? {
+            Some(turn) => Some(turn),
+            None => return Ok(()),
+        },
+        None => None,
+    };
     crate::host::wait_for_exit(run).await;
     for _ in 0..PASSES {
-        if ended_by_run(ctx, claim_id) || ended_on_github(ctx, claim_id).await? {
+        if ended(ctx, claim_id, command_issue).await? {
             return Ok(());
         }
         let observed = crate::observe::observe(ctx).await?;
@@ -54,7 +62,7 @@ pub async fn watch(
             Some(Verdict::Dead { .. }) => {
                 let pass = reconcile(ctx, claim_id).await;
                 if let Some(n) = pass.as_ref().and_then(|p| continued(p, claim_id)) {
-                    continuation(ctx, claim_id, n, config).await;
+                    continuation(ctx, claim_id, n).await;
                     return Ok(());
                 }
             }
@@ -96,7 +104,7 @@ fn continued(pass: &PassReport, claim_id: &str) -> Option<u64> {
 
 /// Starts the Continuation of `claim_id` on issue `n` with the dead Run's own command, kind and
 /// Harness, when pickup would take the issue here now; otherwise leaves it to pickup.
-async fn continuation(ctx: &Ctx, claim_id: &str, n: u64, config: Option<PathBuf>) {
+async fn continuation(ctx: &Ctx, claim_id: &str, n: u64) {
     let Ok(local) = ctx.state.load(claim_id) else {
         return;
     };
@@ -113,7 +121,7 @@ async fn continuation(ctx: &Ctx, claim_id: &str, n: u64, config: Option<PathBuf>
     };
     let launch = Launch {
         exe,
-        config,
+        config: ctx.config_path.clone(),
         kind: Some(local.record.kind),
         harness: local.record.harness.clone(),
         cmd: local.command,
@@ -127,6 +135,17 @@ async fn continuation(ctx: &Ctx, claim_id: &str, n: u64, config: Option<PathBuf>
         }
         Err(e) => tracing::warn!(claim = claim_id, "Continuation left to pickup: {e:#}"),
     }
+}
+
+/// Whether the Claim is ended: for a Run of ours, by the Run itself or on GitHub; for a thirdshift
+/// Command on issue `n`, by an end record of ours on GitHub.
+async fn ended(ctx: &Ctx, claim_id: &str, command_issue: Option<u64>) -> anyhow::Result<bool> {
+    let Some(n) = command_issue else {
+        return Ok(ended_by_run(ctx, claim_id) || ended_on_github(ctx, claim_id).await?);
+    };
+    let comments = crate::store::read::complete_comments(ctx, n).await?;
+    let own = crate::store::ownership(ctx, n, &comments);
+    Ok(own.adopted_end(claim_id).is_some())
 }
 
 /// Whether this host's Run ended its own Claim (its local record says so).

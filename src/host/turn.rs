@@ -23,18 +23,23 @@ pub struct Turn {
 }
 
 impl Turn {
+    /// The turn of `job` if no other process holds it now; `None` when one does.
+    pub fn try_take(state: &StateDir, job: &str) -> anyhow::Result<Option<Turn>> {
+        let (file, path) = open(state, job)?;
+        // SAFETY: flock on a file descriptor this function owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(Some(Turn { _file: file }));
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            return Ok(None);
+        }
+        Err(err).with_context(|| format!("locking {}", path.display()))
+    }
+
     /// Waits for the turn of `job` (`<state>/<job>.lock`); says once that it waits.
     pub async fn take(state: &StateDir, job: &str) -> anyhow::Result<Turn> {
-        let root = state.root();
-        super::private::dir(root).with_context(|| format!("creating {}", root.display()))?;
-        let path = root.join(format!("{job}.lock"));
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(super::private::FILE_MODE)
-            .open(&path)
-            .with_context(|| format!("opening {}", path.display()))?;
+        let (file, path) = open(state, job)?;
         let mut told = false;
         loop {
             // SAFETY: flock on a file descriptor this function owns.
@@ -52,6 +57,21 @@ impl Turn {
             tokio::time::sleep(POLL).await;
         }
     }
+}
+
+/// Opens `<state>/<job>.lock` (made private), close-on-exec.
+fn open(state: &StateDir, job: &str) -> anyhow::Result<(std::fs::File, std::path::PathBuf)> {
+    let root = state.root();
+    super::private::dir(root).with_context(|| format!("creating {}", root.display()))?;
+    let path = root.join(format!("{job}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(super::private::FILE_MODE)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    Ok((file, path))
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 //! what its kind does next: a Command dead with no writer has its Pickup reservation released
 //! (`crate::observe::reservation`), even once its end is recorded (a release that failed is
 //! tried again until it is settled), and a live one with a cancel request waiting is stopped
-//! through thirdshift (`crate::observe::stop_adopted`). It ends no Claim.
+//! through thirdshift (`crate::observe::stop_adopted`); a live one gets a companion when none
+//! watches it yet, so its death is acted on in seconds (`crate::context::companion`). It ends no
+//! Claim.
 
 use anyhow::Context as _;
 
@@ -110,9 +112,13 @@ async fn command(
             let settled = crate::observe::reservation::release_for(ctx, &a).await;
             pass.reservations.extend(settled);
         }
-        Verdict::Alive => pass
-            .stops
-            .extend(crate::observe::stop_adopted::ask(ctx, snapshot, &a)),
+        Verdict::Alive => {
+            if !ended {
+                watch(ctx, &a.claim);
+            }
+            let stop = crate::observe::stop_adopted::ask(ctx, snapshot, &a);
+            pass.stops.extend(stop);
+        }
         Verdict::WritersAlive { .. } => {}
     }
     if !ended {
@@ -126,6 +132,23 @@ async fn command(
         });
     }
     Ok(())
+}
+
+/// Leaves a companion beside a live thirdshift Command that has none yet, so its death is acted
+/// on in seconds as a Run of ours is (`crate::context::companion`).
+fn watch(ctx: &Ctx, claim: &ClaimRecord) {
+    let process = crate::host::ProcessIdentity {
+        pid: claim.pid,
+        start_ticks: claim.start_ticks,
+    };
+    let watched = crate::context::companion::Watched::Command {
+        claim_id: &claim.claim_id,
+        issue: claim.issue,
+        process,
+    };
+    if crate::context::companion::start(ctx, watched) {
+        tracing::info!(claim = %claim.claim_id, "a companion watches this thirdshift Command");
+    }
 }
 
 /// Salvages the worktree of a Claim proven dead with no writer left (never before): once per

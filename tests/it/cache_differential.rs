@@ -79,6 +79,7 @@ fn ctx(fleet: &Fleet, cache: Option<std::path::PathBuf>) -> Ctx {
         },
         state: StateDir::resolve(Some(&fleet.state_dir())).unwrap(),
         cache,
+        config_path: None,
     }
 }
 

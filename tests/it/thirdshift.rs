@@ -30,7 +30,13 @@ use thirdshift_reconciler::protocol::record::{
 };
 
 /// A Command record as thirdshift's recorder writes it, for `pid` on `issue` of `repo`.
-fn record(repo: &str, issue: u64, hostname: &str, p: ProcessIdentity, boot: &str) -> String {
+pub(crate) fn record(
+    repo: &str,
+    issue: u64,
+    hostname: &str,
+    p: ProcessIdentity,
+    boot: &str,
+) -> String {
     record_on(repo, issue, hostname, p, boot, &format!("issue-{issue}"))
 }
 
@@ -296,7 +302,7 @@ pub(crate) fn harness_in(wt: &Path) -> std::process::Child {
 
 /// A clone of `repo` (its origin on GitHub) with a linked worktree on `branch`, as thirdshift
 /// makes one for a Command.
-fn worktree_on(dir: &Path, repo: &str, branch: &str) -> PathBuf {
+pub(crate) fn worktree_on(dir: &Path, repo: &str, branch: &str) -> PathBuf {
     let (main, wt) = (dir.join("repo"), dir.join(format!("wt-{branch}")));
     std::fs::create_dir_all(&main).unwrap();
     let git = |args: &[&str]| {

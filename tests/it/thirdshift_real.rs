@@ -235,6 +235,19 @@ fn verdict_of(world: &World, host: &str, issue: u64) -> Option<Verdict> {
         .map(|v| v.verdict)
 }
 
+/// A real thirdshift Ticket run on `issue` from host `a`, once its Harness is at work and one
+/// pass of `a` reported it alive: thirdshift's process, the groups to kill when the test ends,
+/// and its Harness's PID.
+async fn seen_alive(world: &World, a: &Host, issue: u64) -> (Child, Groups, u32) {
+    let run = a.start(world, issue);
+    let mut groups = Groups(vec![run.id()]);
+    let (harness, _) = until_harness(a, Instant::now()).await;
+    groups.0.push(harness);
+    a.pass(world).await;
+    assert_eq!(verdict_of(world, "ha", issue), Some(Verdict::Alive));
+    (run, groups, harness)
+}
+
 /// An emulator on a real bare origin, and two hosts running thirdshift from clones of it.
 async fn two_hosts() -> (World, Origin, Host, Host) {
     let world = World::new().await;
@@ -334,6 +347,35 @@ async fn a_real_thirdshift_run_killed_outright_is_recovered_and_a_live_one_left_
     run_b.wait().unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_thirdshift_run_killed_after_one_observe_is_ended_by_its_companion_with_no_pass() {
+    // Given host a with companions on, and a real thirdshift Ticket run with its Harness at work,
+    // seen alive by one `observe`
+    let world = World::with_companions().await;
+    let origin = Origin::new();
+    world.sim.set_git_origin(origin.bare.clone());
+    let a = Host::new(&world, &origin, "ha");
+    let issue = world.ready_issue("killed while watched");
+    let (mut run, _groups, harness) = seen_alive(&world, &a, issue).await;
+    // When thirdshift and its Harness are killed outright, and nobody starts a pass
+    let killed = Instant::now();
+    kill_group(run.id());
+    run.wait().unwrap();
+    kill_group(harness);
+    // Then its companion ends it as thirdshift's own Failed run labels the issue
+    wait_until("the Command's end", STEP, || {
+        world.labels(issue).iter().any(|l| l == "agent-failed")
+    })
+    .await;
+    let ends = world.ownership(issue).adopted_ends;
+    assert_eq!(ends.len(), 1, "one trusted end record; {}", a.said());
+    assert_eq!(ends[0].record.outcome, Outcome::Recovered);
+    eprintln!(
+        "figures: ended {:.1} s after the kill, with no pass started",
+        killed.elapsed().as_secs_f64()
+    );
+}
+
 /// The sha of `reference` on origin, if it is there.
 fn on_origin(origin: &Origin, reference: &str) -> Option<String> {
     let out = std::process::Command::new("git")
@@ -406,12 +448,7 @@ async fn cancel_of_a_live_real_thirdshift_run_stops_it_through_thirdshift_stop_r
     let (world, origin, a, _b) = two_hosts().await;
     let issue = world.ready_issue("cancel me");
     // Given a real thirdshift Ticket run with its Harness at work, reported alive by its host
-    let mut run = a.start(&world, issue);
-    let mut groups = Groups(vec![run.id()]);
-    let (harness, _) = until_harness(&a, Instant::now()).await;
-    groups.0.push(harness);
-    a.pass(&world).await;
-    assert_eq!(verdict_of(&world, "ha", issue), Some(Verdict::Alive));
+    let (mut run, groups, _harness) = seen_alive(&world, &a, issue).await;
     // When a person cancels it
     let out = world
         .exec("hr", &["cancel", "--issue", &issue.to_string()])
