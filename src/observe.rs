@@ -229,6 +229,7 @@ mod tests {
                     kept: None,
                     run: Default::default(),
                     finished: None,
+                    watched: false,
                 })
                 .collect(),
             capacity: None,

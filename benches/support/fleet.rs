@@ -75,6 +75,7 @@ pub fn report(k: usize, claims: &[&ClaimRecord]) -> HostReport {
             kept: None,
             run: Default::default(),
             finished: None,
+            watched: false,
         })
         .collect();
     verdicts.sort_by(|a, b| a.claim_id.cmp(&b.claim_id));

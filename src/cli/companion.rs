@@ -3,8 +3,8 @@
 //! Command, `--issue` naming its issue): it waits for the process to end (a pidfd), and then,
 //! unless the Run ended its own Claim (or the Command ended normally: its host no longer reports
 //! it), runs this host's `observe` and a reconcile pass, and writes the live view: the same
-//! evidence as any pass. A Command's companion holds the Command's turn while it lives, so at
-//! most one watches it. While processes of the Run still write ("writers alive"), it
+//! evidence as any pass. A companion holds its Run's turn while it lives, so at most one
+//! watches a Run, and `observe` can say which Runs are watched. While processes of the Run still write ("writers alive"), it
 //! waits for those to end too, and passes again. When the pass ended the Claim as a
 //! Continuation, it starts the Continuation itself, as pickup would take the issue
 //! (`pickup::carry_on`: a free slot here, the issue still Ready), with the dead Run's own command
@@ -31,12 +31,8 @@ pub async fn watch(
     run: ProcessIdentity,
     command_issue: Option<u64>,
 ) -> anyhow::Result<()> {
-    let _turn = match command_issue {
-        Some(_) => match crate::context::companion::take_turn(ctx, claim_id)? {
-            Some(turn) => Some(turn),
-            None => return Ok(()),
-        },
-        None => None,
+    let Some(_turn) = crate::context::companion::take_turn(ctx, claim_id)? else {
+        return Ok(());
     };
     crate::host::wait_for_exit(run).await;
     for _ in 0..PASSES {

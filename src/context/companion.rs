@@ -9,9 +9,10 @@
 //!
 //! It is never counted as a writer: it is not in the Run's command's session and carries no
 //! claim marker, and its credentials come over a descriptor, never in its environment
-//! (`detached`). A companion killed itself changes nothing: the next pass ends the Claim. At
-//! most one watches a thirdshift Command: it holds the Command's turn
-//! (`<state>/companion-<id>.lock`) while it lives, and `observe` starts none while it is held.
+//! (`detached`). A companion killed itself changes nothing: the next pass ends the Claim. A
+//! companion holds its Run's turn (`<state>/companion-<id>.lock`) while it lives: at most one
+//! watches a Run, `observe` starts none for a thirdshift Command while it is held, and `observe`
+//! reports which Runs are watched (`watching`) for the live view.
 
 use std::path::{Path, PathBuf};
 
@@ -69,12 +70,14 @@ pub fn start(ctx: &Ctx, watched: Watched<'_>) -> bool {
     }
 }
 
-/// Whether a companion holds the turn of thirdshift Command `claim_id` now.
+/// Whether a companion watches the Run of `claim_id` now (it holds the Run's turn).
 pub fn watching(ctx: &Ctx, claim_id: &str) -> bool {
-    matches!(Turn::try_take(&ctx.state, &turn_of(claim_id)), Ok(None))
+    let turn = turn_of(claim_id);
+    let file = ctx.state.root().join(format!("{turn}.lock"));
+    file.exists() && matches!(Turn::try_take(&ctx.state, &turn), Ok(None))
 }
 
-/// The companion's own turn on thirdshift Command `claim_id`: `None` when another holds it.
+/// A companion's own turn on the Run of `claim_id`: `None` when another holds it.
 pub fn take_turn(ctx: &Ctx, claim_id: &str) -> anyhow::Result<Option<Turn>> {
     Turn::try_take(&ctx.state, &turn_of(claim_id))
 }

@@ -79,6 +79,7 @@ async fn ours(ctx: &Ctx, judge: &mut Judge, c: &ClaimRecord) -> anyhow::Result<C
         kept,
         run: RunOf::Ours,
         finished: finished.map(Box::new),
+        watched: crate::context::companion::watching(ctx, &c.claim_id),
     })
 }
 
@@ -99,6 +100,7 @@ async fn command(
         return Ok(());
     }
     let (verdict, named) = adopted_verdict(ctx, judge, &a)?;
+    let mut watched = crate::context::companion::watching(ctx, &a.claim.claim_id);
     let kept = match (&verdict, named) {
         (Verdict::Dead { reason, .. }, Some(named)) if !ended => {
             let why = crate::text::salvage::reason_dead(*reason);
@@ -113,8 +115,8 @@ async fn command(
             pass.reservations.extend(settled);
         }
         Verdict::Alive => {
-            if !ended {
-                watch(ctx, &a.claim);
+            if !ended && !watched {
+                watched = watch(ctx, &a.claim);
             }
             let stop = crate::observe::stop_adopted::ask(ctx, snapshot, &a);
             pass.stops.extend(stop);
@@ -129,14 +131,15 @@ async fn command(
             kept,
             run: RunOf::thirdshift_of(a.facts),
             finished: None,
+            watched,
         });
     }
     Ok(())
 }
 
 /// Leaves a companion beside a live thirdshift Command that has none yet, so its death is acted
-/// on in seconds as a Run of ours is (`crate::context::companion`).
-fn watch(ctx: &Ctx, claim: &ClaimRecord) {
+/// on in seconds as a Run of ours is (`crate::context::companion`); whether one was started.
+fn watch(ctx: &Ctx, claim: &ClaimRecord) -> bool {
     let process = crate::host::ProcessIdentity {
         pid: claim.pid,
         start_ticks: claim.start_ticks,
@@ -146,9 +149,11 @@ fn watch(ctx: &Ctx, claim: &ClaimRecord) {
         issue: claim.issue,
         process,
     };
-    if crate::context::companion::start(ctx, watched) {
+    let started = crate::context::companion::start(ctx, watched);
+    if started {
         tracing::info!(claim = %claim.claim_id, "a companion watches this thirdshift Command");
     }
+    started
 }
 
 /// Salvages the worktree of a Claim proven dead with no writer left (never before): once per

@@ -453,6 +453,7 @@ mod tests {
                     kept: None,
                     run: Default::default(),
                     finished: None,
+                    watched: false,
                 },
                 ClaimVerdict {
                     claim_id: "c-b".into(),
@@ -464,6 +465,7 @@ mod tests {
                     kept: None,
                     run: Default::default(),
                     finished: None,
+                    watched: false,
                 },
                 ClaimVerdict {
                     claim_id: "c-c".into(),
@@ -475,6 +477,7 @@ mod tests {
                     kept: None,
                     run: Default::default(),
                     finished: None,
+                    watched: false,
                 },
             ],
             capacity: None,

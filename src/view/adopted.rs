@@ -56,6 +56,7 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
                 thirdshift_record: Some(facts.record.clone()),
                 resume: facts.resume.clone(),
                 continues: None,
+                watched: v.watched,
             });
         }
     }

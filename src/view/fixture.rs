@@ -72,6 +72,7 @@ fn verdict(c: &ClaimRecord, verdict: Verdict) -> ClaimVerdict {
         kept: None,
         run: Default::default(),
         finished: None,
+        watched: false,
     }
 }
 

@@ -138,18 +138,25 @@ fn runs(out: &mut String, runs: &[RunRow], now: DateTime<Utc>) {
     out.push_str("</tbody>\n</table>\n</section>\n");
 }
 
-/// The host, tagged `thirdshift` for a thirdshift Command (its record's path as the title).
+/// The host, tagged `thirdshift` for a thirdshift Command (its record's path as the title) and
+/// `companion` when one watches the Run.
 fn host_cell(r: &RunRow) -> String {
     let host = r
         .host
         .as_deref()
         .map_or("—".into(), |h| format!("<code>{}</code>", esc(h)));
-    match &r.thirdshift_record {
+    let host = match &r.thirdshift_record {
         Some(record) => format!(
             "{host} <span class=\"tag thirdshift\" title=\"{}\">thirdshift</span>",
             esc(record)
         ),
         None => host,
+    };
+    if r.watched {
+        let title = "a companion watches it: its death is acted on within seconds";
+        format!("{host} <span class=\"tag companion\" title=\"{title}\">companion</span>")
+    } else {
+        host
     }
 }
 

@@ -115,12 +115,17 @@ fn logs(logs: &[String]) -> String {
     log_list(logs, |n, url| format!("[log {n}]({url})"), code)
 }
 
-/// The host, and `thirdshift` for a thirdshift Command.
+/// The host, `thirdshift` for a thirdshift Command, and `companion` when one watches the Run.
 fn host_cell(r: &RunRow) -> String {
     let host = r.host.as_deref().map_or("—".into(), code);
-    match r.thirdshift_record {
+    let host = match r.thirdshift_record {
         Some(_) => format!("{host} · thirdshift"),
         None => host,
+    };
+    if r.watched {
+        format!("{host} · companion")
+    } else {
+        host
     }
 }
 

@@ -123,7 +123,8 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
         .filter(|c| !ended(c))
         .filter_map(|c| {
             let finding = finding_of(input.plan, issue.number, Some(&c.record.claim_id))?;
-            Some(claim_row(issue, c, finding))
+            let watched = watched(input.snapshot, &c.record.claim_id);
+            Some(claim_row(issue, c, finding, watched))
         })
         .collect();
     if let Some(f) = finding_of(input.plan, issue.number, None) {
@@ -149,6 +150,7 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
                 thirdshift_record: None,
                 resume: None,
                 continues: None,
+                watched: false,
             });
         }
     }
@@ -161,7 +163,15 @@ fn finding_of<'a>(plan: &'a Plan, issue: u64, claim_id: Option<&str>) -> Option<
         .find(|f| f.issue == issue && f.claim_id.as_deref() == claim_id)
 }
 
-fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding) -> RunRow {
+/// Whether a host reports a companion watching the Run of `claim_id`.
+fn watched(snapshot: &Snapshot, claim_id: &str) -> bool {
+    let verdicts = snapshot.reports.iter().flat_map(|r| &r.report.claims);
+    verdicts
+        .filter(|v| v.claim_id == claim_id)
+        .any(|v| v.watched)
+}
+
+fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding, watched: bool) -> RunRow {
     let r = &c.record;
     RunRow {
         issue: issue.number,
@@ -188,6 +198,7 @@ fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding) -> RunRow 
             r.worktree.as_deref(),
         ),
         continues: continues(issue, c),
+        watched,
     }
 }
 

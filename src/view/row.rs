@@ -134,6 +134,9 @@ pub struct RunRow {
     pub resume: Option<String>,
     /// For a Continuation: which one, of which Claim, and what started it.
     pub continues: Option<Continues>,
+    /// Whether its host reports a companion watching it (its death is then acted on within
+    /// seconds, not at the host's next pass).
+    pub watched: bool,
 }
 
 /// The link of a Continuation's Run to the Claim it carries on: the chain of an issue's Runs.

@@ -90,10 +90,13 @@ async fn a_killed_pickup_run_carries_on_resuming_its_session_with_no_pass_starte
     assert_eq!(started.claim_id, next.claim_id);
     assert_eq!(started.host, "h1");
     assert_eq!(started.by, StartedBy::Companion);
+    let observed = world.exec("h1", &["observe"]).await;
+    assert_eq!(observed.status.code(), Some(0), "{}", stderr(&observed));
     let out = world.exec("h1", &["status", "--json"]).await;
     let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let row = &view["runs"][0];
     assert_eq!(row["claim_id"], next.claim_id.as_str(), "{view}");
+    assert_eq!(row["watched"], true, "its companion watches it; {view}");
     assert_eq!(row["continues"]["number"], 1);
     assert_eq!(row["continues"]["claim_id"], first.claim_id.as_str());
     assert_eq!(row["continues"]["started_by"], "companion");

@@ -59,6 +59,7 @@ fn dead_report(host: &str, issue: u64, claim_id: &str) -> String {
             kept: None,
             run: Default::default(),
             finished: None,
+            watched: false,
         }],
         capacity: None,
         slots_used: None,

@@ -162,6 +162,12 @@ async fn ten_observes_start_one_companion_and_a_normal_end_leaves_none_and_no_en
     wait_until("the companion", STEP, || companions_of(&id) > 0).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(companions_of(&id), 1);
+    // and `status` shows it watched by a companion
+    let out = world.exec("h2", &["status", "--json"]).await;
+    let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = view["runs"].as_array().unwrap();
+    let row = rows.iter().find(|r| r["claim_id"] == id.as_str()).unwrap();
+    assert_eq!(row["watched"], true, "{row:#}");
     // When the Command ends normally: thirdshift records its outcome, then its process exits
     let done = c
         .text

@@ -136,6 +136,10 @@ pub struct ClaimVerdict {
     /// refused its end record: reconcile ends the Claim with this outcome, never as a recovery.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished: Option<Box<RunEnding>>,
+    /// Whether a companion on the host watches the Run now, so its death is acted on within
+    /// seconds rather than at the host's next pass. Display only: nothing is decided on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub watched: bool,
 }
 
 /// How a Run ended by itself (its command's outcome), kept in its local record before its end
@@ -294,6 +298,7 @@ pub(crate) mod tests {
                     kept: None,
                     run: Default::default(),
                     finished: None,
+                    watched: false,
                 },
                 ClaimVerdict {
                     claim_id: "c-2".into(),
@@ -305,6 +310,7 @@ pub(crate) mod tests {
                     kept: None,
                     run: Default::default(),
                     finished: None,
+                    watched: false,
                 },
             ],
             capacity: Some(2),

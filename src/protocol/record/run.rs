@@ -68,6 +68,7 @@ mod tests {
             kept: None,
             run: RunOf::Ours,
             finished: None,
+            watched: false,
         };
         let theirs = ClaimVerdict {
             claim_id: "ts-00000000000000a7".into(),

@@ -206,6 +206,7 @@ fn verdict(c: &ClaimRecord, verdict: Verdict) -> ClaimVerdict {
         kept: None,
         run: Default::default(),
         finished: None,
+        watched: false,
     }
 }
 

@@ -22,6 +22,7 @@ fn command(verdict: Verdict, branch: &str) -> ClaimVerdict {
             crate::protocol::record::report::tests::sample_adopted_run(branch),
         ),
         finished: None,
+        watched: false,
     }
 }
 
