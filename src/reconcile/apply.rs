@@ -17,7 +17,10 @@
 //! than put `ready-for-agent` back on, or `in-progress` off, a Run's issue, or undo the labels
 //! that Run's own ending set. A Claim the writer read was weighed when it decided (a pass ends
 //! every Claim it read before it touches labels; a Run's own end leaves a losing racer's claim
-//! to that racer).
+//! to that racer). A pass finishing the labels of an end it read drops them too when people
+//! changed labels since that end more often than it saw (one read of the issue's events): a
+//! person who acted after the pass read the issue keeps their change, even in the same second as
+//! the end.
 
 use std::collections::BTreeMap;
 
@@ -55,29 +58,50 @@ pub struct EndedClaim {
     pub url: String,
 }
 
-/// The newest Claim the writer read on each issue it decided for (`None`: no Claim there): the
-/// label fence compares the issue's Claims at write time with it.
+/// What the writer read of each issue it decided for: the newest Claim (`None`: no Claim there)
+/// and, when it read them, how many label changes people had made since the latest end record
+/// stating labels (that end's comment id, and the count). The label fence compares the issue at
+/// write time with it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Seen(BTreeMap<u64, Option<u64>>);
+pub struct Seen(BTreeMap<u64, ReadOf>);
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct ReadOf {
+    newest_claim: Option<u64>,
+    people: Option<(u64, usize)>,
+}
 
 impl Seen {
     /// What a pass read: every issue of its snapshot.
     pub fn of(snapshot: &Snapshot) -> Seen {
-        let issues = snapshot.issues.iter();
+        let read = |i: &crate::snapshot::IssueSnapshot| ReadOf {
+            newest_claim: i.ownership.newest_claim(),
+            people: i
+                .ownership
+                .latest_intent()
+                .zip(i.people_changes.as_ref())
+                .map(|((end, _), changes)| (end.comment_id, changes.len())),
+        };
         Seen(
-            issues
-                .map(|i| (i.number, i.ownership.newest_claim()))
+            snapshot
+                .issues
+                .iter()
+                .map(|i| (i.number, read(i)))
                 .collect(),
         )
     }
 
-    /// What a Run's own end read: issue `n`, whose records read as `own`.
+    /// What a Run's own end read: issue `n`, whose records read as `own` (no label events).
     pub fn one(n: u64, own: &Ownership) -> Seen {
-        Seen(BTreeMap::from([(n, own.newest_claim())]))
+        let read = ReadOf {
+            newest_claim: own.newest_claim(),
+            people: None,
+        };
+        Seen(BTreeMap::from([(n, read)]))
     }
 
-    fn newest(&self, n: u64) -> Option<u64> {
-        self.0.get(&n).copied().flatten()
+    fn of_issue(&self, n: u64) -> ReadOf {
+        self.0.get(&n).cloned().unwrap_or_default()
     }
 }
 
@@ -93,7 +117,7 @@ pub async fn apply(ctx: &Ctx, actions: &[Action], seen: &Seen) -> Applied {
         }
         let labels = matches!(action, Action::AddLabel { .. } | Action::RemoveLabel { .. });
         let result = if labels && fenced.is_none_or(|(n, _)| n != issue) {
-            labels_may_change(ctx, issue, seen.newest(issue))
+            labels_may_change(ctx, issue, &seen.of_issue(issue))
                 .await
                 .map(|go| fenced = Some((issue, go)))
         } else {
@@ -183,11 +207,12 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
 /// than any the writer read (`seen`) is there, active or taken and ended since (a Run took the
 /// issue after the writer read it: the labels are that Run's, or its ending's, now), so the
 /// changes are dropped.
-async fn labels_may_change(ctx: &Ctx, n: u64, seen: Option<u64>) -> anyhow::Result<bool> {
+async fn labels_may_change(ctx: &Ctx, n: u64, read: &ReadOf) -> anyhow::Result<bool> {
     let comments = crate::store::dedupe::settle_before_leaving(ctx, n).await?;
     let own = crate::store::ownership(ctx, n, &comments);
+    let seen = read.newest_claim;
     if own.newest_claim() <= seen {
-        return Ok(true);
+        return people_left_alone(ctx, n, &own, &comments, read).await;
     }
     let newer = |c: &&crate::protocol::record::ClaimView| Some(c.comment_id) > seen;
     let Some(active) = own.active().find(newer) else {
@@ -203,6 +228,41 @@ async fn labels_may_change(ctx: &Ctx, n: u64, seen: Option<u64>) -> anyhow::Resu
         "claim {} on host {} took the issue after this was read; its label changes are dropped",
         active.record.claim_id,
         active.record.host
+    );
+    Ok(false)
+}
+
+/// The second half of the fence, for a writer finishing the labels of an end record it read with
+/// the people's label changes since it (a pass's snapshot): `false` when people changed labels
+/// since that end more often than the writer saw (a person acted after the writer read the
+/// issue, perhaps in the same second as that end: their change stands, and the next pass plans
+/// again from it). One read of the issue's events; none for a writer that read no events for
+/// that end (a pass posting a new end, a Run's own end), whose reference second would hold
+/// changes made before its end.
+async fn people_left_alone(
+    ctx: &Ctx,
+    n: u64,
+    own: &Ownership,
+    comments: &[Comment],
+    read: &ReadOf,
+) -> anyhow::Result<bool> {
+    let Some((end, _)) = own.latest_intent() else {
+        return Ok(true);
+    };
+    let Some((_, seen)) = read.people.filter(|(id, _)| *id == end.comment_id) else {
+        return Ok(true);
+    };
+    let Some(posted) = comments.iter().find(|c| c.id == end.comment_id) else {
+        return Ok(true);
+    };
+    let changes = crate::snapshot::label_changes_since(ctx, n, posted.created_at).await?;
+    let people = changes.iter().filter(|c| !ctx.trust.is_trusted(&c.by));
+    if people.count() <= seen {
+        return Ok(true);
+    }
+    tracing::info!(
+        issue = n,
+        "a person changed the labels after this was read; its label changes are dropped"
     );
     Ok(false)
 }
