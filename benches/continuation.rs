@@ -152,16 +152,6 @@ async fn hand_back(bed: &Bed, issue: u64) {
     .await;
 }
 
-fn median(v: &[Duration]) -> Duration {
-    let mut v = v.to_vec();
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn secs(d: Duration) -> String {
-    format!("{:.2} s", d.as_secs_f64())
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let smoke = !args.iter().any(|a| a == "--bench");
@@ -183,7 +173,7 @@ fn main() {
         }
         took
     });
-    let (mid, max) = (median(&took), *took.iter().max().unwrap());
+    let (mid, max) = (measure::median(&took), *took.iter().max().unwrap());
     let table = format!(
         "{kills} kills, {latency} ms per request; from SIGKILL of the Run and its command's \
          session to the Continuation's command running with the session it resumes, nobody \
@@ -193,8 +183,8 @@ fn main() {
          Before, the Continuation waited for the next `pickup` cron line: with one every minute, \
          30 s after the end at the median (half its period, an estimate, not measured here), \
          {:.0}× this.",
-        secs(mid),
-        secs(max),
+        measure::secs(mid),
+        measure::secs(max),
         30.0 / mid.as_secs_f64().max(1e-3),
     );
     println!("{table}");

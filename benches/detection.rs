@@ -197,16 +197,6 @@ async fn with_outliving_harness(s: &Setup) -> Vec<Duration> {
     took
 }
 
-fn median(v: &[Duration]) -> Duration {
-    let mut v = v.to_vec();
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn secs(d: Duration) -> String {
-    format!("{:.2} s", d.as_secs_f64())
-}
-
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
@@ -236,7 +226,8 @@ fn main() {
             with_outliving_harness(&s).await,
         )
     });
-    let ratio = median(&looped).as_secs_f64() / median(&companion).as_secs_f64().max(1e-3);
+    let ratio = measure::median(&looped).as_secs_f64()
+        / measure::median(&companion).as_secs_f64().max(1e-3);
     let table = format!(
         "{} kills each, {} ms per request; from SIGKILL of the Run and its session (the last row: \
          from its command's exit, {} s after the Run's) to the end record on the emulator.\n\n\
@@ -248,13 +239,13 @@ fn main() {
         s.kills,
         s.latency.as_millis(),
         s.outlive.as_secs(),
-        secs(median(&companion)),
-        secs(*companion.iter().max().unwrap()),
+        measure::secs(measure::median(&companion)),
+        measure::secs(*companion.iter().max().unwrap()),
         s.loop_every.as_secs(),
-        secs(median(&looped)),
-        secs(*looped.iter().max().unwrap()),
-        secs(median(&outliving)),
-        secs(*outliving.iter().max().unwrap()),
+        measure::secs(measure::median(&looped)),
+        measure::secs(*looped.iter().max().unwrap()),
+        measure::secs(measure::median(&outliving)),
+        measure::secs(*outliving.iter().max().unwrap()),
     );
     println!("{table}");
     if args.iter().any(|a| a == "--write") {

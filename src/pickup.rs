@@ -183,21 +183,19 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
             break;
         }
         let n = issue.number;
-        let comments = ctx.client.list_issue_comments(n).await?;
-        let own = crate::store::ownership(ctx, n, &comments);
-        if let Some(owner) = &own.owner {
-            println!("#{n}: skipped, claimed by host {}", owner.record.host);
-            report.owned.push(n);
-            continue;
-        }
-        if let Some(why) = holds::held(ctx, n, &own, &comments).await? {
-            println!("{}", crate::text::for_terminal(&why));
-            report.held.push(n);
-            continue;
-        }
-        let span = tracing::info_span!("pickup", issue = n);
-        let tried = attempt(ctx, n, launch).instrument(span).await?;
-        carry_on::note_started(ctx, &own, &tried, StartedBy::Pickup).await;
+        let tried = match take_one(ctx, n, launch, StartedBy::Pickup).await? {
+            OneIssue::Owned { host } => {
+                println!("#{n}: skipped, claimed by host {host}");
+                report.owned.push(n);
+                continue;
+            }
+            OneIssue::Held(why) => {
+                println!("{}", crate::text::for_terminal(&why));
+                report.held.push(n);
+                continue;
+            }
+            OneIssue::Tried(tried) => tried,
+        };
         println!("{}", crate::text::for_terminal(&line(&tried)));
         report.tried.push(tried);
     }
@@ -205,6 +203,35 @@ pub async fn pickup(ctx: &Ctx, max: Option<u32>, launch: &Launch) -> anyhow::Res
         println!("no more Ready issues to take");
     }
     Ok(report)
+}
+
+/// What pickup's rules made of one takeable issue.
+enum OneIssue {
+    /// An active claim owns it (on `host`).
+    Owned { host: String },
+    /// Its latest end holds it, and why.
+    Held(String),
+    /// A Run was started on it; how its claim went.
+    Tried(Tried),
+}
+
+/// One takeable issue by pickup's rules: left when an active claim owns it or its latest end
+/// holds it, else a Run started on it, and, when the Run won a Continuation, its start noted in
+/// the end record as `by`'s (`carry_on::note_started`).
+async fn take_one(ctx: &Ctx, n: u64, launch: &Launch, by: StartedBy) -> anyhow::Result<OneIssue> {
+    let comments = ctx.client.list_issue_comments(n).await?;
+    let own = crate::store::ownership(ctx, n, &comments);
+    if let Some(owner) = &own.owner {
+        let host = owner.record.host.clone();
+        return Ok(OneIssue::Owned { host });
+    }
+    if let Some(why) = holds::held(ctx, n, &own, &comments).await? {
+        return Ok(OneIssue::Held(why));
+    }
+    let span = tracing::info_span!("pickup", issue = n);
+    let tried = attempt(ctx, n, launch).instrument(span).await?;
+    carry_on::note_started(ctx, &own, &tried, by).await;
+    Ok(OneIssue::Tried(tried))
 }
 
 /// Why this host takes nothing, when it is at its Failure limit (`pickup.failure_limit` open

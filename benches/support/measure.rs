@@ -129,3 +129,15 @@ pub fn write_section(name: &str, table: &str, args: &str) {
     let updated = format!("{}{section}{}", &doc[..a], &doc[b..]);
     std::fs::write(&path, updated).expect("docs/performance.md written");
 }
+
+/// The median of `v` (the upper one of an even count).
+pub fn median(v: &[std::time::Duration]) -> std::time::Duration {
+    let mut v = v.to_vec();
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// `d` in seconds, two decimals: `1.79 s`.
+pub fn secs(d: std::time::Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}

@@ -3,9 +3,10 @@
 //! Command, `--issue` naming its issue): it waits for the process to end (a pidfd), and then,
 //! unless the Run ended its own Claim (or the Command ended normally: its host no longer reports
 //! it), runs this host's `observe` and a reconcile pass, and writes the live view: the same
-//! evidence as any pass. A companion holds its Run's turn while it lives, so at most one
-//! watches a Run, and `observe` can say which Runs are watched. While processes of the Run still write ("writers alive"), it
-//! waits for those to end too, and passes again. When the pass ended the Claim as a
+//! evidence as any pass. While processes of the Run still write ("writers alive"), it waits for
+//! those to end too, and passes again. A companion holds its Run's turn while it lives, so at
+//! most one watches a Run, and `observe` can say which Runs are watched. When the pass ended the
+//! Claim as a
 //! Continuation, it starts the Continuation itself, as pickup would take the issue
 //! (`pickup::carry_on`: a free slot here, the issue still Ready), with the dead Run's own command
 //! (kept in its local record) and kind and Harness; the new Run resumes the agent session from
@@ -22,9 +23,9 @@ use crate::reconcile::{Action, PassReport};
 /// host's next pass (a pass can fail: GitHub down, the budget within its reserve).
 const PASSES: u32 = 5;
 
-/// `companion --claim ID --run PID:TICKS`: waits for the Run, then passes until its Claim is
-/// ended or nothing more can be done here, and carries a Continuation on. `config` is the config
-/// file the Run read, for the Continuation. Exit 0 either way.
+/// `companion --claim ID --run PID:TICKS [--issue N]`: waits for the Run (a thirdshift Command
+/// on issue `command_issue`), then passes until its Claim is ended or nothing more can be done
+/// here, and carries a Continuation on. Exit 0 either way.
 pub async fn watch(
     ctx: &Ctx,
     claim_id: &str,
@@ -133,30 +134,22 @@ async fn continuation(ctx: &Ctx, claim_id: &str, n: u64) {
     }
 }
 
-/// Whether the Claim is ended: for a Run of ours, by the Run itself or on GitHub; for a thirdshift
-/// Command on issue `n`, by an end record of ours on GitHub.
+/// Whether the Claim is ended: by this host's Run itself (its local record says so), or by an end
+/// record a complete list of its issue shows (a Run of ours: the issue its local record names;
+/// a thirdshift Command: `command_issue`). A Run of ours with no local record is over here.
 async fn ended(ctx: &Ctx, claim_id: &str, command_issue: Option<u64>) -> anyhow::Result<bool> {
-    let Some(n) = command_issue else {
-        return Ok(ended_by_run(ctx, claim_id) || ended_on_github(ctx, claim_id).await?);
+    let local = ctx.state.load(claim_id).ok();
+    if local
+        .as_ref()
+        .is_some_and(|l| l.status == LocalStatus::Ended)
+    {
+        return Ok(true);
+    }
+    let Some(n) = command_issue.or(local.map(|l| l.record.issue)) else {
+        return Ok(true);
     };
     let comments = crate::store::read::complete_comments(ctx, n).await?;
     let own = crate::store::ownership(ctx, n, &comments);
-    Ok(own.adopted_end(claim_id).is_some())
-}
-
-/// Whether this host's Run ended its own Claim (its local record says so).
-fn ended_by_run(ctx: &Ctx, claim_id: &str) -> bool {
-    ctx.state
-        .load(claim_id)
-        .is_ok_and(|l| l.status == LocalStatus::Ended)
-}
-
-/// Whether a complete list of the Claim's issue shows its end record.
-async fn ended_on_github(ctx: &Ctx, claim_id: &str) -> anyhow::Result<bool> {
-    let Ok(local) = ctx.state.load(claim_id) else {
-        return Ok(true);
-    };
-    let comments = crate::store::read::complete_comments(ctx, local.record.issue).await?;
-    let own = crate::store::ownership(ctx, local.record.issue, &comments);
-    Ok(matches!(own.state(claim_id), ClaimState::Ended { .. }))
+    let ours = matches!(own.state(claim_id), ClaimState::Ended { .. });
+    Ok(ours || own.adopted_end(claim_id).is_some())
 }

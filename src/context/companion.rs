@@ -49,17 +49,13 @@ impl Watched<'_> {
 
 /// Starts the companion of `watched`: detached, in a new session, its output appended to
 /// `<state>/logs/companion-<claim id>.log`, with the credentials handed over and no
-/// `RUNNER_TRACKING_ID` or claim marker. None when companions are off, or (for a Command) one
-/// already watches it. A companion that cannot start is only a warning: the host's passes still
-/// end the Claim. Whether one was started.
+/// `RUNNER_TRACKING_ID` or claim marker. None when companions are off; the caller asks first
+/// whether one already watches a Command (`watching`), and a second one started anyway leaves at
+/// once (it cannot take the turn). A companion that cannot start is only a warning: the host's
+/// passes still end the Claim. Whether one was started.
 pub fn start(ctx: &Ctx, watched: Watched<'_>) -> bool {
     if std::env::var(COMPANION_VAR).is_ok_and(|v| v == "off") {
         return false;
-    }
-    if let Watched::Command { claim_id, .. } = watched {
-        if watching(ctx, claim_id) {
-            return false;
-        }
     }
     match spawn(ctx, watched) {
         Ok(()) => true,
@@ -72,9 +68,7 @@ pub fn start(ctx: &Ctx, watched: Watched<'_>) -> bool {
 
 /// Whether a companion watches the Run of `claim_id` now (it holds the Run's turn).
 pub fn watching(ctx: &Ctx, claim_id: &str) -> bool {
-    let turn = turn_of(claim_id);
-    let file = ctx.state.root().join(format!("{turn}.lock"));
-    file.exists() && matches!(Turn::try_take(&ctx.state, &turn), Ok(None))
+    Turn::is_held(&ctx.state, &turn_of(claim_id))
 }
 
 /// A companion's own turn on the Run of `claim_id`: `None` when another holds it.

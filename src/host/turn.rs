@@ -37,6 +37,12 @@ impl Turn {
         Err(err).with_context(|| format!("locking {}", path.display()))
     }
 
+    /// Whether another process holds the turn of `job` now (never creates its lock file).
+    pub fn is_held(state: &StateDir, job: &str) -> bool {
+        let exists = state.root().join(format!("{job}.lock")).exists();
+        exists && matches!(Turn::try_take(state, job), Ok(None))
+    }
+
     /// Waits for the turn of `job` (`<state>/<job>.lock`); says once that it waits.
     pub async fn take(state: &StateDir, job: &str) -> anyhow::Result<Turn> {
         let (file, path) = open(state, job)?;

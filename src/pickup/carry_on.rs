@@ -16,7 +16,7 @@ use crate::context::Ctx;
 use crate::protocol::record::{ContinuationStart, EndView, Outcome, Ownership, StartedBy};
 use crate::text::ToComment;
 
-use super::{at_failure_limit, attempt, candidates, holds, Attempt, Launch, Slots, Tried};
+use super::{at_failure_limit, candidates, take_one, Attempt, Launch, OneIssue, Slots, Tried};
 
 /// What carrying one issue on did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,20 +44,13 @@ pub async fn carry_on(ctx: &Ctx, n: u64, launch: &Launch) -> anyhow::Result<Carr
     if let Some(why) = at_failure_limit(ctx, &slots, &takeable).await? {
         return Ok(CarriedOn::Left(why));
     }
-    let comments = ctx.client.list_issue_comments(n).await?;
-    let own = crate::store::ownership(ctx, n, &comments);
-    if let Some(owner) = &own.owner {
-        return Ok(CarriedOn::Left(format!(
-            "#{n} is claimed by host {}",
-            owner.record.host
-        )));
-    }
-    if let Some(why) = holds::held(ctx, n, &own, &comments).await? {
-        return Ok(CarriedOn::Left(why));
-    }
-    let tried = attempt(ctx, n, launch).await?;
-    note_started(ctx, &own, &tried, StartedBy::Companion).await;
-    Ok(CarriedOn::Started(tried))
+    Ok(
+        match take_one(ctx, n, launch, StartedBy::Companion).await? {
+            OneIssue::Owned { host } => CarriedOn::Left(format!("#{n} is claimed by host {host}")),
+            OneIssue::Held(why) => CarriedOn::Left(why),
+            OneIssue::Tried(tried) => CarriedOn::Started(tried),
+        },
+    )
 }
 
 /// When `tried` won the Claim of an issue whose latest end (in `own`, read before the attempt)

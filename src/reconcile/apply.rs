@@ -255,9 +255,8 @@ async fn people_left_alone(
     let Some(posted) = comments.iter().find(|c| c.id == end.comment_id) else {
         return Ok(true);
     };
-    let changes = crate::snapshot::label_changes_since(ctx, n, posted.created_at).await?;
-    let people = changes.iter().filter(|c| !ctx.trust.is_trusted(&c.by));
-    if people.count() <= seen {
+    let people = crate::snapshot::people_changes_at(ctx, n, posted.created_at).await?;
+    if people.len() <= seen {
         return Ok(true);
     }
     tracing::info!(
