@@ -10,6 +10,12 @@
 //! Run's own on its host (`crate::ending::end_claim`, a Run's release and observe's carried-out
 //! cancel), so an end record and its labels are written, repeated and fenced one way.
 //!
+//! Labels follow the end record that stands: a writer whose end record was not the one that
+//! stood (another writer's was there first, or was first of two racing copies) leaves that
+//! issue's label changes to the other writer, which sets them after its own end record, or to
+//! the next pass, which finishes an end's labels. So a writer holding a plan made from an older
+//! read never writes an ending's labels late, over a Run that took the issue meanwhile.
+//!
 //! Labels are fenced: before an issue's first label change, the issue's complete comment list
 //! is read (later copies of our end records deleted, as before `in-progress` comes off); if a
 //! Claim newer than any the writer read is there, active or already ended, a Run took the issue
@@ -22,7 +28,7 @@
 //! person who acted after the pass read the issue keeps their change, even in the same second as
 //! the end.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::context::Ctx;
 use crate::github::Comment;
@@ -110,12 +116,16 @@ pub async fn apply(ctx: &Ctx, actions: &[Action], seen: &Seen) -> Applied {
     let mut applied = Applied::default();
     let mut failed_issue: Option<u64> = None;
     let mut fenced: Option<(u64, bool)> = None;
+    let mut theirs: BTreeSet<u64> = BTreeSet::new();
     for action in actions {
         let issue = action.issue();
         if failed_issue == Some(issue) {
             continue;
         }
         let labels = matches!(action, Action::AddLabel { .. } | Action::RemoveLabel { .. });
+        if labels && theirs.contains(&issue) {
+            continue;
+        }
         let result = if labels && fenced.is_none_or(|(n, _)| n != issue) {
             labels_may_change(ctx, issue, &seen.of_issue(issue))
                 .await
@@ -125,7 +135,17 @@ pub async fn apply(ctx: &Ctx, actions: &[Action], seen: &Seen) -> Applied {
         };
         let result = match result {
             Ok(()) if labels && fenced == Some((issue, false)) => continue,
-            Ok(()) => apply_one(ctx, action, &mut applied).await,
+            Ok(()) => match apply_one(ctx, action, &mut applied).await {
+                Ok(Stood::Theirs) => {
+                    tracing::info!(
+                        issue,
+                        "another writer's end record stands: its labels are theirs"
+                    );
+                    theirs.insert(issue);
+                    Ok(())
+                }
+                other => other.map(|_| ()),
+            },
             Err(e) => Err(e),
         };
         if let Err(e) = result {
@@ -137,18 +157,31 @@ pub async fn apply(ctx: &Ctx, actions: &[Action], seen: &Seen) -> Applied {
     applied
 }
 
-async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow::Result<()> {
+/// Whose end record stands after a write: this writer's (or no end was written), or another's,
+/// whose writer then sets the labels it states.
+enum Stood {
+    Ours,
+    Theirs,
+}
+
+async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow::Result<Stood> {
     match action {
         Action::PostEnd { issue, end } => {
             let comments = ctx.client.list_issue_comments(*issue).await?;
-            let (comment_id, url) = match find_end(ctx, &comments, &end.claim_id) {
-                Some(existing) => (existing.id, existing.html_url.clone()),
+            let (comment_id, url, stood) = match find_end(ctx, &comments, &end.claim_id) {
+                Some(existing) => (existing.id, existing.html_url.clone(), Stood::Theirs),
                 None => {
-                    let posted =
-                        post_record(ctx, *issue, &end.claim_id, Kind::End, &end.to_comment())
-                            .await?;
+                    let text = end.to_comment();
+                    let posted = post_record(ctx, *issue, &end.claim_id, Kind::End, &text).await?;
                     applied.ends_posted += 1;
-                    drop_if_second(ctx, *issue, &end.claim_id, posted).await?
+                    let ours = posted.id;
+                    let (id, url) = drop_if_second(ctx, *issue, &end.claim_id, posted).await?;
+                    let stood = if id == ours {
+                        Stood::Ours
+                    } else {
+                        Stood::Theirs
+                    };
+                    (id, url, stood)
                 }
             };
             applied.ended.push(EndedClaim {
@@ -157,6 +190,8 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
                 comment_id,
                 url,
             });
+            let theirs = matches!(stood, Stood::Theirs) && end.labels_after.is_some();
+            return Ok(if theirs { Stood::Theirs } else { Stood::Ours });
         }
         Action::AddLabel { issue, label } => {
             ctx.client.add_label(*issue, label).await?;
@@ -189,7 +224,7 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
             let (n, command) = (*issue, reply.command_comment_id);
             let comments = ctx.client.list_issue_comments(n).await?;
             if first_reply(ctx, &comments, n, command).is_some() {
-                return Ok(());
+                return Ok(Stood::Ours);
             }
             let key = command.to_string();
             post_record(ctx, n, &key, Kind::Reply, body).await?;
@@ -199,7 +234,7 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
             dedupe::delete(ctx, n, &later, "another handler replied first").await?;
         }
     }
-    Ok(())
+    Ok(Stood::Ours)
 }
 
 /// The fence before issue `n`'s label changes: reads its complete comment list and deletes later

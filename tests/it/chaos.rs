@@ -175,13 +175,17 @@ fn final_state(soak: &mut Soak<'_>) {
     for n in soak.issues.clone() {
         let own = soak.world.ownership(n);
         let labels = soak.world.labels(n);
-        let v = &mut soak.counts.violations;
         let taken_over = soak.takeovers.iter().any(|t| t.issue == n);
         let claimed =
             labels.iter().any(|l| l == IN_PROGRESS) && !taken_over && !left_for_people(&own);
         if own.owner.is_some() || claimed {
-            v.push(format!("end: #{n} still claimed: {labels:?}"));
+            let timeline = soak.timeline(n);
+            let v = &mut soak.counts.violations;
+            v.push(format!(
+                "end: #{n} still claimed: {labels:?}; timeline:\n{timeline}"
+            ));
         }
+        let v = &mut soak.counts.violations;
         let stray = own.problems.iter().map(|p| p.to_string());
         v.extend(stray.map(|p| format!("end: #{n}: {p}")));
         for (claim, end) in &own.ended {

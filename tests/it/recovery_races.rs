@@ -297,3 +297,55 @@ async fn a_pass_that_read_before_a_new_run_came_and_finished_leaves_that_runs_la
     // Then the held pass does not put the finished issue back in the queue
     assert_eq!(world.labels(issue), Vec::<String>::new());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_whose_end_was_posted_first_by_another_writer_leaves_the_labels_to_it() {
+    let world = World::new().await;
+    let issue = dead_and_reported(&world, "ended by another writer first").await;
+    let dead = world.ownership(issue).owner.expect("the dead Claim").record;
+    // Given a pass that read the dead Claim and is held while posting its end record
+    let comments = (
+        "POST",
+        "/repos/{owner}/{repo}/issues/{issue_number}/comments",
+    );
+    world.sim.stall(comments.0, comments.1);
+    let pass = tokio::spawn(world.cli("r1").arg("reconcile").output());
+    wait_until("the pass to post its end", STEP, || world.sim.stalled() > 0).await;
+    // When another writer (a companion) ends the Claim first, its labels not set yet, and the
+    // pass goes on, slowed at any label write it makes
+    let mut theirs = thirdshift_reconciler::protocol::record::EndRecord::ending(
+        &dead,
+        Outcome::Recovered,
+        "reconcile@h1",
+        "ended by the Run's companion",
+        chrono::Utc::now(),
+    );
+    theirs.labels_after = Some(vec![READY.to_string()]);
+    world.sim.add_comment(issue, BOT, &theirs.to_comment());
+    world.sim.release_stalls();
+    world.sim.stall(LABELS_ADD.0, LABELS_ADD.1);
+    world.sim.stall(LABELS_DEL.0, LABELS_DEL.1);
+    let held = tokio::time::timeout(Duration::from_secs(5), async {
+        while world.sim.stalled() == 0 && !pass.is_finished() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    let _ = held.await;
+    // and meanwhile a Run on h2 takes the issue
+    let me = thirdshift_reconciler::host::ProcessIdentity::current();
+    let record = claim_record(issue, "h2", "m-h2", me, "boot-h2", "c-00000000000000b4");
+    world.sim.add_comment(issue, BOT, &record.to_comment());
+    world.sim.set_labels(issue, &[IN_PROGRESS]);
+    world.sim.release_stalls();
+    let out = pass.await.unwrap().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then the pass wrote no label: the new Run's issue stays in progress, one end record stands
+    assert_eq!(world.labels(issue), vec![IN_PROGRESS.to_string()]);
+    assert_eq!(
+        ends(&world, issue).len(),
+        1,
+        "the pass's later copy is gone"
+    );
+    let owner = world.ownership(issue).owner.expect("the new Claim owns it");
+    assert_eq!(owner.record.claim_id, "c-00000000000000b4");
+}
