@@ -17,7 +17,7 @@
 mod keep;
 
 pub use crate::reconcile::plan::as_cancelled;
-pub use keep::{adopted_run, own_run, stopped_run};
+pub use keep::{adopted_run, move_aside, own_run, stopped_run};
 
 use chrono::Utc;
 

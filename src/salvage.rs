@@ -29,11 +29,13 @@
 //!
 //! `commit.rs` makes the salvage commit; `git.rs` runs git (scrubbed environment, deadlines).
 
+mod aside;
 mod branch;
 mod commit;
 mod git;
 mod progress;
 
+pub use aside::move_aside;
 pub use branch::{issue_branch_of, salvage_branch, valid};
 pub(crate) use git::{Git, LOCAL_TIMEOUT, NETWORK_TIMEOUT};
 

@@ -27,6 +27,33 @@ use crate::protocol::record::{ClaimRecord, Salvage};
 use crate::salvage::{salvage, SalvageRequest};
 use crate::thirdshift::Named;
 
+/// Under `thirdshift.on_dead: continue`, the worktree of dead Command `claim_id` moved aside
+/// (`crate::salvage::move_aside`) once its work is on its Issue branch (`branch`) on origin, so
+/// thirdshift's Continuation can take its path and branch; the kept report with its new place,
+/// stored as the salvage is. Anything else, or a move that fails (logged), leaves it as it is.
+pub async fn move_aside(ctx: &Ctx, claim_id: &str, branch: &str, mut kept: Salvage) -> Salvage {
+    if kept.moved_to.is_some() || !kept.pushed || kept.branch != branch {
+        return kept;
+    }
+    let (worktree, id) = (
+        std::path::PathBuf::from(&kept.worktree),
+        claim_id.to_string(),
+    );
+    let moved = tokio::task::spawn_blocking(move || crate::salvage::move_aside(&worktree, &id));
+    match moved.await {
+        Ok(Ok(to)) => {
+            kept.moved_to = Some(to.display().to_string());
+            tracing::info!(claim = %claim_id, "worktree moved aside to {}", to.display());
+            if let Err(e) = ctx.state.save_adopted_kept(claim_id, &kept) {
+                tracing::warn!(claim = %claim_id, "could not store where its worktree went: {e:#}");
+            }
+        }
+        Ok(Err(why)) => tracing::warn!(claim = %claim_id, "worktree not moved aside: {why}"),
+        Err(e) => tracing::warn!(claim = %claim_id, "worktree not moved aside: {e}"),
+    }
+    kept
+}
+
 /// How often a Run looks again whether its command's processes are gone.
 const POLL: Duration = Duration::from_millis(100);
 

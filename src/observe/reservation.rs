@@ -67,7 +67,7 @@ pub async fn release_for(ctx: &Ctx, dead: &Adopted) -> Option<Settled> {
     };
     let how = match &settled {
         Settled::Released { sha, .. } => format!("released {reference} at {sha}"),
-        Settled::Kept { why, .. } => format!("kept {reference}: {why}"),
+        Settled::Kept { why, .. } => format!("{KEPT}{reference}: {why}"),
     };
     settle(ctx, claim_id, &how);
     Some(settled)
@@ -153,6 +153,17 @@ fn delete_with_lease(launch: &Path, reference: &str, sha: &str) -> Result<(), St
         .run_within(&args, NETWORK_TIMEOUT)
         .map(drop)
 }
+
+/// Whether dead Command `claim_id`'s issue is free of its Pickup reservation: released, or none
+/// was there (a reservation left alone, or not settled yet, still keeps every Pickup off it).
+pub fn issue_free(ctx: &Ctx, claim_id: &str) -> bool {
+    ctx.state
+        .adopted_note(claim_id, NOTE)
+        .is_some_and(|how| !how.starts_with(KEPT.as_bytes()))
+}
+
+/// How a note of a reservation left alone begins.
+const KEPT: &str = "kept ";
 
 fn settle(ctx: &Ctx, claim_id: &str, how: &str) {
     if let Err(e) = ctx.state.save_adopted_note(claim_id, NOTE, how.as_bytes()) {

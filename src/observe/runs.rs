@@ -123,6 +123,13 @@ async fn command(
         }
         Verdict::WritersAlive { .. } => {}
     }
+    let kept = match kept {
+        Some(k) if hands_back(ctx, &a, &verdict) => {
+            let branch = a.claim.branch.as_deref().unwrap_or_default();
+            Some(crate::ending::move_aside(ctx, &a.claim.claim_id, branch, k).await)
+        }
+        other => other,
+    };
     if !ended {
         pass.verdicts.push(ClaimVerdict {
             claim_id: a.claim.claim_id.clone(),
@@ -135,6 +142,15 @@ async fn command(
         });
     }
     Ok(())
+}
+
+/// Whether a dead Command's worktree goes aside for thirdshift's Continuation: under
+/// `thirdshift.on_dead: continue`, once a dead Pickup's reservation no longer holds the issue.
+fn hands_back(ctx: &Ctx, a: &Adopted, verdict: &Verdict) -> bool {
+    use crate::protocol::config::OnDead;
+    ctx.config.thirdshift.on_dead == OnDead::Continue
+        && verdict.is_dead()
+        && crate::observe::reservation::issue_free(ctx, &a.claim.claim_id)
 }
 
 /// Leaves a companion beside a live thirdshift Command that has none yet, so its death is acted

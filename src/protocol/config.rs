@@ -63,6 +63,11 @@ pub struct ThirdshiftConfig {
     pub logs_dir: Option<std::path::PathBuf>,
     /// The thirdshift binary `cancel` stops a Command with (default `thirdshift` on `PATH`).
     pub bin: Option<std::path::PathBuf>,
+    /// What happens to the issue of a thirdshift Command proven dead: `fail` ends it as
+    /// thirdshift's own Failed run labels it; `continue` hands it back for thirdshift's own
+    /// Pickup to continue its Issue branch, once its work is on origin and its worktree moved
+    /// aside, up to `recovery.max_continuations` times per issue (docs/thirdshift.md).
+    pub on_dead: OnDead,
 }
 
 impl Default for ThirdshiftConfig {
@@ -71,6 +76,7 @@ impl Default for ThirdshiftConfig {
             adopt: true,
             logs_dir: None,
             bin: None,
+            on_dead: OnDead::Fail,
         }
     }
 }
@@ -569,6 +575,17 @@ mod tests {
             err.contains("2:3") && err.contains("thirdshift.logdir"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_dead_thirdshift_command_fails_by_default_and_can_be_handed_back_to_continue() {
+        assert_eq!(Config::default().thirdshift.on_dead, OnDead::Fail);
+        let c = parse("thirdshift:\n  on_dead: continue\n").unwrap();
+        assert_eq!(c.thirdshift.on_dead, OnDead::Continue);
+        let err = parse("thirdshift:\n  on_dead: resume\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(":2:") && err.contains("resume"), "{err}");
     }
 
     #[test]

@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::context::Ctx;
 use crate::github::Comment;
 use crate::protocol::record::{decode, Decoded, Kind, Ownership, Record};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{SinceEnd, Snapshot};
 use crate::store::dedupe::{self, later_copies, FirstOf};
 use crate::store::read::Listing;
 use crate::store::{find_end, find_record, post_record};
@@ -290,8 +290,16 @@ async fn people_left_alone(
     let Some(posted) = comments.iter().find(|c| c.id == end.comment_id) else {
         return Ok(true);
     };
-    let people = crate::snapshot::people_changes_at(ctx, n, posted.created_at).await?;
-    if people.len() <= seen {
+    let all = crate::snapshot::label_changes_since(ctx, n, posted.created_at).await?;
+    let since = SinceEnd::of(all, &ctx.trust, &ctx.config.labels.in_progress);
+    if since.claimed_again {
+        tracing::info!(
+            issue = n,
+            "claimed again after this was read; its label changes are dropped"
+        );
+        return Ok(false);
+    }
+    if since.people.len() <= seen {
         return Ok(true);
     }
     tracing::info!(

@@ -274,7 +274,11 @@ impl Planner<'_> {
     /// states its labels (`labels_after`) is finished; without one the issue is left to people.
     fn finish_labels(&self, issue: &IssueSnapshot, s: &mut Steps) -> Option<Finding> {
         let in_progress = &self.config.labels.in_progress;
-        if !issue.has_label(in_progress) {
+        let handing_back = issue
+            .ownership
+            .latest_intent()
+            .is_some_and(|(end, _)| end.record.is_hand_back());
+        if !issue.has_label(in_progress) && !handing_back {
             return None;
         }
         let Some((end, list)) = issue.ownership.latest_intent() else {
@@ -289,6 +293,20 @@ impl Planner<'_> {
                 note: unowned_note(issue.number, in_progress),
             });
         };
+        // Claimed again since the end record: every label is the new Claim's.
+        if issue.claimed_again {
+            let note = peoples_labels_note(&end.record, std::slice::from_ref(in_progress));
+            return Some(Finding {
+                issue: issue.number,
+                claim_id: Some(end.record.claim_id.clone()),
+                host: None,
+                health: Health::PeoplesLabels,
+                note,
+            });
+        }
+        if !issue.has_label(in_progress) && !issue.label_work_left(in_progress) {
+            return None;
+        }
         // A label a person removed or added since the end record is theirs: never undone.
         let mut theirs = Vec::new();
         for label in list {

@@ -184,6 +184,7 @@ fn continuation(own: &Ownership) -> Option<Continuation> {
     (latest.record.outcome == Outcome::Continued)
         .then(|| latest.record.continuation.clone())
         .flatten()
+        .map(|c| *c)
 }
 
 /// Where a just-posted claim stands.

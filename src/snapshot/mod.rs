@@ -16,7 +16,7 @@ pub use incremental::{read as read_cached, CachedRead};
 pub use pending::is_ignored_author;
 pub use progress::{quiet, Progress};
 pub use read::{
-    label_changes_since, people_changes_at, people_changes_since, read_issue, read_pass,
+    label_changes_since, people_changes_at, people_changes_since, read_issue, read_pass, since_end,
 };
 
 use chrono::{DateTime, Utc};
@@ -145,6 +145,41 @@ pub struct IssueSnapshot {
     /// that states labels was posted, from the issue's events; read only when that end still has
     /// label work left (`Ownership::latest_intent`), `None` when not read.
     pub people_changes: Option<Vec<LabelChange>>,
+    /// Read with `people_changes`: the issue was claimed again since that end ([`SinceEnd`]).
+    pub claimed_again: bool,
+}
+
+/// What happened to an issue's labels since an end record was posted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SinceEnd {
+    /// The changes people (anyone not trusted) made, oldest first.
+    pub people: Vec<LabelChange>,
+    /// `in-progress` was taken off and then put on again, by anyone, trusted or not: a new
+    /// Claim (thirdshift claims with whatever token its `gh` holds, often our own login), whose
+    /// labels no pass finishing that end may touch. Told by the events' order, never by GitHub's
+    /// one-second clock: the ended Claim's own `in-progress` may carry the end's second.
+    pub claimed_again: bool,
+}
+
+impl SinceEnd {
+    /// From every label change since the end, oldest first.
+    pub fn of(
+        all: Vec<LabelChange>,
+        trust: &crate::protocol::record::Trust,
+        in_progress: &str,
+    ) -> SinceEnd {
+        let is = |c: &LabelChange| c.label.eq_ignore_ascii_case(in_progress);
+        let off = all.iter().position(|c| is(c) && !c.added);
+        let claimed_again = off.is_some_and(|i| all[i..].iter().any(|c| is(c) && c.added));
+        let people = all
+            .into_iter()
+            .filter(|c| !trust.is_trusted(&c.by))
+            .collect();
+        SinceEnd {
+            people,
+            claimed_again,
+        }
+    }
 }
 
 /// A label someone added or removed, as the issue's events record it.
@@ -220,15 +255,18 @@ pub struct Pull {
 
 impl IssueSnapshot {
     /// Whether the latest end record that states labels still has label work on this issue:
-    /// `in-progress` is on it and either comes off (not listed) or a listed label is missing.
+    /// `in-progress` is on it and either comes off (not listed) or a listed label is missing; or
+    /// a hand-back took `in-progress` off and a listed label is still missing.
     pub fn label_work_left(&self, in_progress: &str) -> bool {
-        let Some((_, list)) = self.ownership.latest_intent() else {
+        let Some((end, list)) = self.ownership.latest_intent() else {
             return false;
         };
         let listed = |l: &str| list.iter().any(|x| x.eq_ignore_ascii_case(l));
-        self.ownership.active().next().is_none()
-            && self.has_label(in_progress)
-            && (!listed(in_progress) || list.iter().any(|l| !self.has_label(l)))
+        let missing = list.iter().any(|l| !self.has_label(l));
+        let claimed = self.has_label(in_progress) && (!listed(in_progress) || missing);
+        // A hand-back takes `in-progress` off first: killed after that, its label goes on next.
+        let handing_back = !self.has_label(in_progress) && end.record.is_hand_back() && missing;
+        self.ownership.active().next().is_none() && (claimed || handing_back)
     }
 
     /// Whether a person changed `label` that way (`added`) since the latest end record.
@@ -318,5 +356,50 @@ impl Snapshot {
     /// The issue numbered `n`, if it is in the snapshot.
     pub fn issue(&self, n: u64) -> Option<&IssueSnapshot> {
         self.issues.iter().find(|i| i.number == n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::record::Trust;
+
+    fn change(sign: char, label: &str, by: &str) -> LabelChange {
+        LabelChange {
+            label: label.into(),
+            added: sign == '+',
+            by: by.into(),
+        }
+    }
+
+    fn since(changes: &[(char, &str, &str)]) -> SinceEnd {
+        let all = changes.iter().map(|(s, l, b)| change(*s, l, b)).collect();
+        SinceEnd::of(all, &Trust::new(["bot"]), "in-progress")
+    }
+
+    #[test]
+    fn a_claim_after_the_end_is_told_by_the_events_order_whoever_made_it() {
+        // the hand-back, then thirdshift's claim with our own login
+        let handed_back = since(&[
+            ('-', "in-progress", "bot"),
+            ('+', "ready-for-agent", "bot"),
+            ('+', "in-progress", "bot"),
+            ('-', "ready-for-agent", "bot"),
+        ]);
+        assert!(handed_back.claimed_again);
+        assert!(handed_back.people.is_empty());
+        // a person's take-over
+        let person = since(&[('-', "in-progress", "bot"), ('+', "In-Progress", "alice")]);
+        assert!(person.claimed_again);
+        assert_eq!(person.people, [change('+', "In-Progress", "alice")]);
+    }
+
+    #[test]
+    fn the_ended_claims_own_label_in_the_ends_second_is_not_a_new_claim() {
+        // a Run killed at once: its claim's in-progress carries the end record's second
+        let killed_at_once = since(&[('+', "in-progress", "bot"), ('-', "ready-for-agent", "bot")]);
+        assert!(!killed_at_once.claimed_again);
+        // and an end that only took in-progress off
+        assert!(!since(&[('-', "in-progress", "bot")]).claimed_again);
     }
 }

@@ -11,7 +11,9 @@ use crate::context::Ctx;
 use crate::github::{Comment, Issue};
 use crate::protocol::record::{decode, Decoded, Record, Verdict};
 
-use super::{CommandView, IssueSnapshot, LabelChange, Origin, RegistryPage, ReportView, Snapshot};
+use super::{
+    CommandView, IssueSnapshot, LabelChange, Origin, RegistryPage, ReportView, SinceEnd, Snapshot,
+};
 use crate::protocol::config::Role;
 
 /// Reads the snapshot; `extra` names issues to include whatever their labels.
@@ -197,8 +199,8 @@ pub(super) async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::R
 }
 
 /// Reads, for every issue whose latest end record still has label work left, the label changes
-/// people made since that end record was posted (its comment's `created_at`, GitHub's clock):
-/// a pass never undoes them. Two requests per such issue (the end comment, the events); none
+/// people made since that end record was posted (its comment's `created_at`, GitHub's clock),
+/// and whether it was claimed again since: a pass never undoes them. Two requests per such issue (the end comment, the events); none
 /// for the others, so an idle pass costs nothing more.
 pub(super) async fn fill_people_changes(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
     let in_progress = &ctx.config.labels.in_progress;
@@ -209,10 +211,23 @@ pub(super) async fn fill_people_changes(ctx: &Ctx, snapshot: &mut Snapshot) -> a
         let Some((end, _)) = issue.ownership.latest_intent() else {
             continue;
         };
-        let changes = people_changes_since(ctx, issue.number, end.comment_id).await?;
-        issue.people_changes = Some(changes);
+        let since = since_end(ctx, issue.number, end.comment_id).await?;
+        issue.claimed_again = since.claimed_again;
+        issue.people_changes = Some(since.people);
     }
     Ok(())
+}
+
+/// What happened to issue `n`'s labels since comment `end` (an end record stating labels) was
+/// posted, from the issue's events: the changes people made, and whether it was claimed again.
+pub async fn since_end(ctx: &Ctx, n: u64, end: u64) -> anyhow::Result<SinceEnd> {
+    let since = ctx.client.get_comment(end).await?.created_at;
+    let all = label_changes_since(ctx, n, since).await?;
+    Ok(SinceEnd::of(
+        all,
+        &ctx.trust,
+        &ctx.config.labels.in_progress,
+    ))
 }
 
 /// The label changes people (anyone not trusted) made on issue `n` since comment `since` (an
@@ -350,6 +365,7 @@ fn issue_snapshot(ctx: &Ctx, issue: Issue, comments: &[Comment]) -> IssueSnapsho
         ownership,
         origin: None,
         people_changes: None,
+        claimed_again: false,
     }
 }
 

@@ -601,6 +601,7 @@ mod tests {
             worktree_missing: false,
             nothing_to_keep: false,
             error: (!pushed).then(|| "git push: origin unreachable".into()),
+            moved_to: None,
         }
     }
 
@@ -693,14 +694,14 @@ mod tests {
     #[test]
     fn continuation_names_the_session_the_next_run_resumes() {
         let mut end = sample_end(Outcome::Continued);
-        end.continuation = Some(crate::protocol::record::Continuation {
+        end.continuation = Some(Box::new(crate::protocol::record::Continuation {
             number: 2,
             branch: Some("issue-42".into()),
             agent_session: Some("sess-9".into()),
             harness: Some("codex".into()),
             worktree: None,
             started: None,
-        });
+        }));
         insta::assert_snapshot!(end.to_comment());
     }
 
@@ -708,7 +709,7 @@ mod tests {
     fn a_started_continuation_says_where_and_by_whom() {
         // given a Continuation its dead Run's companion started on h1
         let mut end = sample_end(Outcome::Continued);
-        end.continuation = Some(crate::protocol::record::Continuation {
+        end.continuation = Some(Box::new(crate::protocol::record::Continuation {
             number: 1,
             branch: Some("issue-42".into()),
             agent_session: Some("sess-9".into()),
@@ -719,7 +720,7 @@ mod tests {
                 host: "h1".into(),
                 by: crate::protocol::record::StartedBy::Companion,
             })),
-        });
+        }));
         // then its comment names the new Run's claim, its host and its starter
         insta::assert_snapshot!(end.to_comment());
     }

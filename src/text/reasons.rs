@@ -209,6 +209,24 @@ pub fn adopted_recovered_reason(
     )
 }
 
+/// Why a dead thirdshift Command's issue was handed back for thirdshift's own Continuation.
+pub fn adopted_handed_back_reason(
+    host: &str,
+    record: &str,
+    reason: DeathReason,
+    evidence: &str,
+    moved_to: &str,
+    (in_progress, ready): (&str, &str),
+) -> String {
+    format!(
+        "host {host} reports thirdshift's Command {record} dead ({}): {evidence}; its work is on \
+         its Issue branch on origin and its worktree was moved aside to {moved_to}, so the issue \
+         is handed back ({in_progress} off, then {ready} on) for thirdshift's Pickup to continue \
+         that branch",
+        reason.as_str(),
+    )
+}
+
 /// How a Run asked to stop with signal `sig` stopped: its command's session within its grace,
 /// or `killed` (SIGKILL) after it.
 pub fn stopped_reason(sig: i32, killed: bool) -> String {

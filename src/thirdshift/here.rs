@@ -4,6 +4,9 @@
 //! this machine as the claim record it is judged by and the facts the report shows. A record
 //! that does not parse, or that another host name recorded, is logged and never acted on.
 //!
+//! The agent session id is read from the Command's Session log (`protocol::session_log`), at most
+//! [`SESSION_LOG_BYTES`] of it: the id is in the first events, and a log can grow large.
+//!
 //! It reads files only; judging is `observe`'s.
 
 use crate::host::HostIdentity;
@@ -74,8 +77,21 @@ pub fn on_this_host(
                 pull_request: command.pull_request.clone(),
                 session_log: command.session_log.clone(),
                 resume: command.resume_command.clone(),
+                session: session_of(&command.harness, command.session_log.as_deref()),
             },
         });
     }
     out
+}
+
+/// How much of a Session log is read for its session id.
+pub const SESSION_LOG_BYTES: u64 = 4 << 20;
+
+/// The session id the Session log at `log` names for `harness`, if it is there and readable.
+fn session_of(harness: &str, log: Option<&str>) -> Option<String> {
+    use std::io::{BufRead as _, Read as _};
+    let file = std::fs::File::open(log?).ok()?;
+    let reader = std::io::BufReader::new(file.take(SESSION_LOG_BYTES));
+    let lines: Vec<String> = reader.lines().map_while(Result::ok).collect();
+    crate::protocol::session_log::session_id(harness, lines.iter().map(String::as_str))
 }

@@ -61,6 +61,7 @@ fn issue(n: u64, title: &str, comments: &[(u64, String)]) -> IssueSnapshot {
         ownership: Ownership::of(n, &raw, &Trust::new(["bot"])),
         origin: None,
         people_changes: None,
+        claimed_again: false,
     }
 }
 

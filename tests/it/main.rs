@@ -57,6 +57,7 @@ mod pickup;
 
 // thirdshift's own Runs.
 mod thirdshift;
+mod thirdshift_carry_on;
 mod thirdshift_companion;
 mod thirdshift_real;
 mod thirdshift_worktrees;

@@ -107,7 +107,11 @@ async fn a_command_killed_after_one_observe_is_ended_with_no_pass_and_a_live_one
     .await;
     let why = &world.ownership(killed.issue).adopted_ends[0].record.reason;
     assert!(why.contains("dead (PID gone)"), "{why}");
-    assert_eq!(world.labels(killed.issue), [READY]);
+    // (its labels follow its end record, written a moment after it)
+    wait_until("the killed Command's labels", STEP, || {
+        world.labels(killed.issue) == [READY]
+    })
+    .await;
     assert!(!ended(&world, live.issue), "the live Command is left alone");
     assert_eq!(world.labels(live.issue), [IN_PROGRESS]);
     kill_group(&mut live);

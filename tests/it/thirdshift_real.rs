@@ -28,7 +28,7 @@ use thirdshift_reconciler::protocol::record::{Outcome, Verdict};
 const TO_HARNESS: Duration = Duration::from_secs(120);
 
 /// The real thirdshift 0.19.0: `THIRDSHIFT_BIN`, else where `.ci/install-thirdshift.sh` puts it.
-fn thirdshift_bin() -> PathBuf {
+pub(super) fn thirdshift_bin() -> PathBuf {
     if let Some(bin) = std::env::var_os("THIRDSHIFT_BIN") {
         return PathBuf::from(bin);
     }
@@ -57,16 +57,16 @@ fn thirdshift_bin() -> PathBuf {
 }
 
 /// One simulated host running thirdshift: its HOME, its launch clone, our tool's name for it.
-struct Host {
-    name: &'static str,
-    home: PathBuf,
-    launch: PathBuf,
-    config: PathBuf,
+pub(super) struct Host {
+    pub(super) name: &'static str,
+    pub(super) home: PathBuf,
+    pub(super) launch: PathBuf,
+    pub(super) config: PathBuf,
 }
 
 impl Host {
     /// A host with its own HOME and a launch clone of `origin`, as a team's machine has one.
-    fn new(world: &World, origin: &Origin, name: &'static str) -> Host {
+    pub(super) fn new(world: &World, origin: &Origin, name: &'static str) -> Host {
         let (owner, repo) = world
             .sim
             .repo_full_name()
@@ -107,14 +107,24 @@ impl Host {
         }
     }
 
+    /// Where thirdshift 0.19.0 makes the worktree of a Run on `issue`'s first Issue branch: beside
+    /// the launch clone, `<repo>-issue-<n>` (`src/worktree.rs` `sibling`).
+    pub(super) fn worktree(&self, issue: u64) -> PathBuf {
+        let repo = self.launch.file_name().unwrap().to_str().unwrap();
+        self.launch
+            .parent()
+            .unwrap()
+            .join(format!("{repo}-issue-{issue}"))
+    }
+
     /// Starts a real Ticket run of thirdshift on `issue` from the launch clone, in a process
     /// group of its own (the test kills the group as kill -9 of a terminal's job would).
-    fn start(&self, world: &World, issue: u64) -> Child {
+    pub(super) fn start(&self, world: &World, issue: u64) -> Child {
         self.start_with(world, &[&issue.to_string()])
     }
 
     /// Starts thirdshift with `args` from the launch clone, in a process group of its own.
-    fn start_with(&self, world: &World, args: &[&str]) -> Child {
+    pub(super) fn start_with(&self, world: &World, args: &[&str]) -> Child {
         let standins = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support/standins");
         let path = format!(
             "{}:{}",
@@ -157,14 +167,14 @@ impl Host {
     }
 
     /// What thirdshift printed, for failure messages.
-    fn said(&self) -> String {
+    pub(super) fn said(&self) -> String {
         let out = std::fs::read_to_string(self.home.join("thirdshift.out")).unwrap_or_default();
         let gh = std::fs::read_to_string(self.home.join("gh.log")).unwrap_or_default();
         format!("thirdshift said:\n{out}\ngh calls:\n{gh}")
     }
 
     /// One `observe --reconcile` of this host; what it printed.
-    async fn pass(&self, world: &World) -> String {
+    pub(super) async fn pass(&self, world: &World) -> String {
         // As the host's user, whose HOME holds thirdshift's config and records
         let out = world
             .cli(self.name)
@@ -183,7 +193,7 @@ impl Host {
 
 /// Waits until `host`'s thirdshift has its Harness at work; returns the Harness's PID and how
 /// long thirdshift took from its start.
-async fn until_harness(host: &Host, started: Instant) -> (u32, Duration) {
+pub(super) async fn until_harness(host: &Host, started: Instant) -> (u32, Duration) {
     let mut pid = None;
     let what = format!("thirdshift on {} to start its Harness", host.name);
     let deadline = Instant::now() + TO_HARNESS;
@@ -201,7 +211,7 @@ async fn until_harness(host: &Host, started: Instant) -> (u32, Duration) {
 
 /// Process groups this test started, killed when it ends however it ends (a failed assertion
 /// must not leave a Harness running for ten minutes).
-struct Groups(Vec<u32>);
+pub(super) struct Groups(pub(super) Vec<u32>);
 
 impl Drop for Groups {
     fn drop(&mut self) {
@@ -212,7 +222,17 @@ impl Drop for Groups {
     }
 }
 
-fn kill_group(pgid: u32) {
+/// Waits until the process `pid` is gone (or a zombie).
+pub(super) async fn until_gone(pid: u32) {
+    wait_until("the Harness to be gone", STEP, || {
+        !Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    })
+    .await;
+}
+
+pub(super) fn kill_group(pgid: u32) {
     // SAFETY: kill(2) on a process group this test started; no memory is shared.
     let rc = unsafe { libc::kill(-(pgid as i32), libc::SIGKILL) };
     assert_eq!(rc, 0, "kill -9 of group {pgid}");
@@ -293,12 +313,7 @@ async fn a_real_thirdshift_run_killed_outright_is_recovered_and_a_live_one_left_
     }
     // When the Harness's process group is killed outright too, and host a passes once
     kill_group(harness_a);
-    wait_until("the Harness to be gone", STEP, || {
-        !Path::new(&format!("/proc/{harness_a}")).exists()
-            || std::fs::read_to_string(format!("/proc/{harness_a}/stat"))
-                .is_ok_and(|s| s.contains(") Z "))
-    })
-    .await;
+    until_gone(harness_a).await;
     a.pass(&world).await;
     // Then the Claim ends as thirdshift's own Failed run labels the issue: its dirty file was
     // pushed to its Issue branch, so the Claim stays and the issue is labelled agent-failed
@@ -316,6 +331,13 @@ async fn a_real_thirdshift_run_killed_outright_is_recovered_and_a_live_one_left_
     assert_eq!(ends[0].record.outcome, Outcome::Recovered);
     let evidence = ends[0].record.run.thirdshift().expect("its evidence");
     assert_eq!(evidence.host, "ha");
+    // And it names the agent session its Session log holds, and the command that resumes it
+    // from the worktree, for a person
+    let session = format!("standin-session-{harness_a}");
+    assert_eq!(ends[0].record.session.as_deref(), Some(session.as_str()));
+    let worktree = a.worktree(killed);
+    let resume = format!("cd {} && claude --resume {session}", worktree.display());
+    assert_eq!(ends[0].record.resume.as_deref(), Some(resume.as_str()));
     // And the live Run on host b is never touched over 20 passes, and shows alive
     for _ in 0..20 {
         b.pass(&world).await;
@@ -377,7 +399,7 @@ async fn a_real_thirdshift_run_killed_after_one_observe_is_ended_by_its_companio
 }
 
 /// The sha of `reference` on origin, if it is there.
-fn on_origin(origin: &Origin, reference: &str) -> Option<String> {
+pub(super) fn on_origin(origin: &Origin, reference: &str) -> Option<String> {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(&origin.bare)

@@ -115,7 +115,7 @@ pub struct EndRecord {
     pub pull_request: Option<u64>,
     /// For outcome `continued`: what the next Run resumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub continuation: Option<Continuation>,
+    pub continuation: Option<Box<Continuation>>,
     /// The command a person runs to resume the agent session, when the Harness allows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
@@ -244,6 +244,12 @@ impl EndRecord {
     pub fn to_json(&self) -> serde_json::Value {
         // Strings, numbers and timestamps always serialise.
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Whether this end hands a thirdshift Command's issue back for thirdshift's own Pickup to
+    /// continue (`thirdshift.on_dead: continue`): its labels come off before any goes on.
+    pub fn is_hand_back(&self) -> bool {
+        self.outcome == Outcome::Continued && self.run.thirdshift().is_some()
     }
 
     /// The checks beyond the JSON shape that a decoded end record must pass.

@@ -92,6 +92,10 @@ pub struct Salvage {
     /// What failed, for people.
     #[serde(default)]
     pub error: Option<String>,
+    /// Where its host moved the worktree aside (`git worktree move`, never deleted) so a
+    /// thirdshift Continuation can take its path and branch (`thirdshift.on_dead: continue`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_to: Option<String>,
 }
 
 impl Salvage {
@@ -109,7 +113,17 @@ impl Salvage {
             worktree_missing: false,
             nothing_to_keep: false,
             error: None,
+            moved_to: None,
         }
+    }
+
+    /// Where the kept work is now, when salvage worked in it: its moved-aside place, else the
+    /// worktree (`None` for a worktree not found or not believed).
+    pub fn work_is_at(&self) -> Option<&str> {
+        let worked_in = !self.worktree_missing && (self.head.is_some() || self.nothing_to_keep);
+        self.moved_to
+            .as_deref()
+            .or(worked_in.then_some(self.worktree.as_str()))
     }
 }
 
@@ -190,6 +204,9 @@ pub struct AdoptedRun {
     pub session_log: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
+    /// The agent session id its Session log names (`protocol::session_log`), for a person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 /// One host's report.
@@ -279,6 +296,7 @@ pub(crate) mod tests {
             pull_request: None,
             session_log: None,
             resume: Some("thirdshift resume 7".into()),
+            session: None,
         }
     }
 

@@ -2,7 +2,8 @@
 //! For a Claim of ours (when it owned the labels): a Run that ended by itself (its command
 //! exited, it was handed back or stopped by a signal, or its host stopped it on a cancel
 //! request) and one proven dead. For a thirdshift Command its host proved dead: the end
-//! thirdshift 0.19.0's own Failed run would give it, with the evidence. Used alike by a Run's
+//! thirdshift 0.19.0's own Failed run would give it, with the evidence and the agent session
+//! its Session log names. Used alike by a Run's
 //! own end and observe's carried-out cancel (`crate::ending::end_claim`, which reads, and writes
 //! through `reconcile::apply`) and by a pass (`recover.rs`: a dead Run, or one whose end GitHub
 //! refused; `adopted.rs`: the dead Commands of an issue); `steps::end_actions` turns an end into
@@ -16,10 +17,10 @@ use crate::protocol::failures;
 use crate::protocol::record::{field, AdoptedEvidence, AdoptedRun, DeathReason, RunOf};
 use crate::protocol::record::{CancelView, ClaimView, Continuation, EndRecord, Outcome};
 use crate::protocol::record::{Ownership, RunEnding, Salvage};
-use crate::protocol::resume::hand_off;
+use crate::protocol::resume::{hand_off, resume_command};
 use crate::protocol::rules::{self, continuations, end_labels, Ended};
 use crate::snapshot::Origin;
-use crate::text::reasons::adopted_recovered_reason;
+use crate::text::reasons::{adopted_handed_back_reason, adopted_recovered_reason};
 
 /// One Run's end to decide: a Claim of ours, or a thirdshift Command.
 #[derive(Clone, Copy, Debug)]
@@ -48,6 +49,9 @@ pub struct CommandEnd<'a> {
     pub started: bool,
     /// What origin holds of the issue's branch, when read.
     pub origin: Option<&'a Origin>,
+    /// The issue carries a label that keeps agents off it (a pickup skip label or the hand-off
+    /// label): a person's say, so it is never handed back.
+    pub held: bool,
     pub actor: &'a str,
     pub now: DateTime<Utc>,
 }
@@ -94,23 +98,40 @@ pub enum HowEnded<'a> {
 pub fn run_end(config: &Config, own: &Ownership, run: RunEnd<'_>) -> EndRecord {
     match run {
         RunEnd::Ours(run) => our_end(config, own, run),
-        RunEnd::Command(c) => command_end(config, c),
+        RunEnd::Command(c) => command_end(config, own, c),
     }
 }
 
-/// The end of a thirdshift Command its host proved dead, as thirdshift's own Failed run labels
-/// the issue (`rules::end_labels`, `Ended::Thirdshift`): `recovered`, with the evidence (host,
-/// record, PID, boot:ticks), what its host kept, the pull request on origin and the agent
-/// session to resume.
-fn command_end(config: &Config, c: CommandEnd<'_>) -> EndRecord {
-    let started = c.started;
-    let labels_after = end_labels(&config.labels, Ended::Thirdshift { started });
+/// The end of a thirdshift Command its host proved dead, with the evidence (host, record, PID,
+/// boot:ticks), what its host kept, the pull request on origin and the agent session to resume:
+/// handed back for thirdshift's own Pickup to continue (`continued`, [`hand_back`]), or
+/// `recovered` as thirdshift's own Failed run labels the issue (`rules::end_labels`,
+/// `Ended::Thirdshift`).
+fn command_end(config: &Config, own: &Ownership, c: CommandEnd<'_>) -> EndRecord {
     let (facts, host) = (c.facts, c.host);
-    let why = adopted_recovered_reason(host, &facts.record, c.reason, c.evidence, &labels_after);
+    let handed_back = hand_back(config, own, &c);
+    let (outcome, labels_after, why) = match &handed_back {
+        Some(k) => {
+            let labels = end_labels(&config.labels, Ended::Continued);
+            let names = (
+                config.labels.in_progress.as_str(),
+                config.labels.ready.as_str(),
+            );
+            let record = &facts.record;
+            let why = adopted_handed_back_reason(host, record, c.reason, c.evidence, &k.1, names);
+            (Outcome::Continued, labels, why)
+        }
+        None => {
+            let ended = Ended::Thirdshift { started: c.started };
+            let labels = end_labels(&config.labels, ended);
+            let why = adopted_recovered_reason(host, &facts.record, c.reason, c.evidence, &labels);
+            (Outcome::Recovered, labels, why)
+        }
+    };
     EndRecord {
         claim_id: c.id.to_string(),
         issue: c.issue,
-        outcome: Outcome::Recovered,
+        outcome,
         actor: c.actor.to_string(),
         reason: field::fit_text(&why),
         exit_code: None,
@@ -119,12 +140,18 @@ fn command_end(config: &Config, c: CommandEnd<'_>) -> EndRecord {
         labels_after: Some(labels_after),
         kept: c.kept.cloned(),
         pull_request: c.origin.and_then(Origin::pull_request),
-        continuation: None,
-        resume: facts
-            .resume
-            .clone()
-            .filter(|r| field::path("resume", r).is_ok()),
-        session: None,
+        continuation: handed_back.map(|(number, _)| {
+            Box::new(Continuation {
+                number,
+                branch: facts.branch.clone(),
+                agent_session: facts.session.clone(),
+                harness: facts.harness.clone(),
+                worktree: c.kept.map(|k| k.worktree.clone()),
+                started: None,
+            })
+        }),
+        resume: command_resume(facts, c.kept),
+        session: facts.session.clone(),
         run: RunOf::thirdshift_of(AdoptedEvidence {
             host: host.to_string(),
             machine_id: c.machine_id.to_string(),
@@ -135,6 +162,38 @@ fn command_end(config: &Config, c: CommandEnd<'_>) -> EndRecord {
         failures: Vec::new(),
         ended_at: c.now,
     }
+}
+
+/// Whether a dead Command's issue is handed back for thirdshift's Continuation (its number, and
+/// where its worktree was moved): under `thirdshift.on_dead: continue`, when its host kept the
+/// work on its Issue branch on origin, released a dead Pickup's reservation and moved the
+/// worktree aside (`moved_to`, set only then), the issue is not held by a person's label, and
+/// fewer than `recovery.max_continuations` of its Commands were handed back before.
+fn hand_back(config: &Config, own: &Ownership, c: &CommandEnd<'_>) -> Option<(u32, String)> {
+    let kept = c.kept?;
+    let moved_to = kept.moved_to.as_ref()?;
+    let on_branch = c.facts.branch.as_deref() == Some(kept.branch.as_str());
+    let before = own
+        .adopted_ends
+        .iter()
+        .filter(|e| e.record.outcome == Outcome::Continued)
+        .count();
+    let before = u32::try_from(before).unwrap_or(u32::MAX);
+    let allowed = config.thirdshift.on_dead == OnDead::Continue
+        && kept.pushed
+        && on_branch
+        && !c.held
+        && before < config.recovery.max_continuations;
+    allowed.then(|| (before + 1, moved_to.clone()))
+}
+
+/// The command a person runs to resume a dead Command's agent session: the one thirdshift
+/// recorded, else its Harness's, from where its work is now (`protocol::resume`).
+fn command_resume(facts: &AdoptedRun, kept: Option<&Salvage>) -> Option<String> {
+    let at = kept.and_then(Salvage::work_is_at);
+    let built = || resume_command(facts.harness.as_deref(), facts.session.as_deref(), at);
+    let recorded = facts.resume.clone().or_else(built)?;
+    field::path("resume", &recorded).is_ok().then_some(recorded)
 }
 
 fn our_end(config: &Config, own: &Ownership, run: OurEnd<'_>) -> EndRecord {
@@ -201,14 +260,14 @@ fn dead_labels(
     let by_policy = policy.on_dead == OnDead::Continue && done < policy.max_continuations;
     if continue_asked || (to_people.is_none() && by_policy) {
         end.outcome = Outcome::Continued;
-        end.continuation = Some(Continuation {
+        end.continuation = Some(Box::new(Continuation {
             number: done + 1,
             branch: claim.branch.clone(),
             agent_session: claim.agent_session.clone(),
             harness: claim.harness.clone(),
             worktree: claim.worktree.clone(),
             started: None,
-        });
+        }));
         return end_labels(labels, Ended::Continued);
     }
     if let Some(list) = to_people {

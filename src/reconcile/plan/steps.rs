@@ -55,6 +55,10 @@ pub(super) struct Steps {
     pub(super) removes: Vec<Action>,
     pub(super) deletes: Vec<Action>,
     pub(super) answers: Vec<Action>,
+    /// The issue is handed back to thirdshift: its labels come off before any goes on, so its
+    /// timeline shows the hand-back thirdshift's Pickup looks for (`in-progress` removed, then
+    /// `ready-for-agent` added; thirdshift 0.19.0 `src/github.rs` `ClaimHistory`).
+    pub(super) hand_back: bool,
 }
 
 impl Steps {
@@ -67,6 +71,7 @@ impl Steps {
 
     /// An ending: its end record, then the labels it lists (`end_actions`).
     pub(super) fn ending(&mut self, labels: &Labels, end: EndRecord, now: LabelsNow<'_>) {
+        self.hand_back |= end.is_hand_back();
         let list = end.labels_after.clone();
         self.end(end);
         let Some(list) = list else { return };
@@ -123,12 +128,18 @@ impl Steps {
             removes,
             deletes,
             answers,
+            hand_back,
         } = self;
+        let (first, then) = if hand_back {
+            (removes, adds)
+        } else {
+            (adds, removes)
+        };
         acks.into_iter()
             .chain(ends)
             .chain(requests)
-            .chain(adds)
-            .chain(removes)
+            .chain(first)
+            .chain(then)
             .chain(deletes)
             .chain(answers)
     }

@@ -97,6 +97,7 @@ struct Issue {
     comments: Vec<RawComment>,
     origin: Option<Origin>,
     people_changes: Option<Vec<crate::snapshot::LabelChange>>,
+    claimed_again: bool,
 }
 
 fn issue(number: u64, labels: &[&str], comments: Vec<RawComment>) -> Issue {
@@ -107,6 +108,7 @@ fn issue(number: u64, labels: &[&str], comments: Vec<RawComment>) -> Issue {
         comments,
         origin: None,
         people_changes: None,
+        claimed_again: false,
     }
 }
 
@@ -139,6 +141,7 @@ impl Repository {
             ownership: Ownership::of(i.number, &i.comments, &trust),
             origin: i.origin.clone(),
             people_changes: i.people_changes.clone(),
+            claimed_again: i.claimed_again,
         });
         let reports = self.reports.iter().enumerate().map(|(k, r)| ReportView {
             comment_id: BASE + 900 + k as u64,
@@ -156,7 +159,11 @@ impl Repository {
     }
 
     fn plan(&self) -> Plan {
-        plan(&self.snapshot(), &Config::default(), &input())
+        self.plan_with(&Config::default())
+    }
+
+    fn plan_with(&self, config: &Config) -> Plan {
+        plan(&self.snapshot(), config, &input())
     }
 
     /// Does what `apply` would: posts end records as new comments, sets labels one at a time.
@@ -1071,6 +1078,7 @@ fn kept(nothing_to_keep: bool, pushed: bool) -> crate::protocol::record::Salvage
         worktree_missing: false,
         nothing_to_keep,
         error: (!pushed && !nothing_to_keep).then(|| "origin unreachable".into()),
+        moved_to: None,
     }
 }
 
@@ -1210,6 +1218,7 @@ fn continue_policy_requeues_as_a_continuation_until_the_limit() {
 mod adopted;
 mod answers;
 mod failures;
+mod hand_back;
 
 #[test]
 fn an_ending_whose_writer_has_not_read_the_labels_writes_its_end_then_every_label_it_lists() {

@@ -7,12 +7,12 @@ use super::*;
 use crate::text::ToComment;
 
 const AGENT_FAILED: &str = "agent-failed";
-const TS: &str = "ts-00000000000000a7";
+pub(super) const TS: &str = "ts-00000000000000a7";
 /// The record `record::report::tests::sample_adopted_run` names.
 const RECORD: &str = "o/r/commands/issue/7-20261204T100000+0000~0123456789abcdef.command.json";
 
 /// What a host reports of a thirdshift Command on issue 7 working on `branch`.
-fn command(verdict: Verdict, branch: &str) -> ClaimVerdict {
+pub(super) fn command(verdict: Verdict, branch: &str) -> ClaimVerdict {
     ClaimVerdict {
         claim_id: TS.into(),
         issue: 7,
@@ -27,11 +27,11 @@ fn command(verdict: Verdict, branch: &str) -> ClaimVerdict {
 }
 
 /// Issue 7 as thirdshift claimed it: `in-progress` alone, no claim comment.
-fn claimed_by_thirdshift() -> Issue {
+pub(super) fn claimed_by_thirdshift() -> Issue {
     issue(7, &[IN_PROGRESS, "bug"], vec![])
 }
 
-fn labels_of(world: &Repository) -> Vec<String> {
+pub(super) fn labels_of(world: &Repository) -> Vec<String> {
     let mut labels = world.issues[0].labels.clone();
     labels.sort();
     labels
