@@ -15,9 +15,7 @@ mod waiting;
 pub use incremental::{read as read_cached, CachedRead};
 pub use pending::is_ignored_author;
 pub use progress::{quiet, Progress};
-pub use read::{
-    label_changes_since, people_changes_at, people_changes_since, read_issue, read_pass, since_end,
-};
+pub use read::{label_changes_since, read_issue, read_pass, since_end};
 
 use chrono::{DateTime, Utc};
 

@@ -230,29 +230,6 @@ pub async fn since_end(ctx: &Ctx, n: u64, end: u64) -> anyhow::Result<SinceEnd> 
     ))
 }
 
-/// The label changes people (anyone not trusted) made on issue `n` since comment `since` (an
-/// end record stating labels) was posted, from the issue's events.
-pub async fn people_changes_since(
-    ctx: &Ctx,
-    n: u64,
-    since: u64,
-) -> anyhow::Result<Vec<LabelChange>> {
-    let since = ctx.client.get_comment(since).await?.created_at;
-    people_changes_at(ctx, n, since).await
-}
-
-/// The label changes people (anyone not trusted) made on issue `n` at or after `since` (GitHub's
-/// clock, to the second), from the issue's events.
-pub async fn people_changes_at(
-    ctx: &Ctx,
-    n: u64,
-    since: chrono::DateTime<chrono::Utc>,
-) -> anyhow::Result<Vec<LabelChange>> {
-    let mut changes = label_changes_since(ctx, n, since).await?;
-    changes.retain(|c| !ctx.trust.is_trusted(&c.by));
-    Ok(changes)
-}
-
 /// Every label change anyone made on issue `n` at or after `since` (GitHub's clock, to the
 /// second), oldest first, from the issue's events; `by` is empty for a deleted account.
 pub async fn label_changes_since(

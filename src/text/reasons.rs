@@ -306,6 +306,14 @@ mod tests {
                 "pid 4242 is gone",
                 &["in-progress".to_string(), "agent-failed".to_string()],
             ),
+            adopted_handed_back_reason(
+                "build-01",
+                "acme/widgets/commands/issue/7-20261204T100000+0000~0123456789abcdef.command.json",
+                DeathReason::PidGone,
+                "pid 4242 is gone",
+                "/src/widgets-issue-7.dead-ts-0123456789abcdef",
+                ("in-progress", "ready-for-agent"),
+            ),
             adopted_stopped_reason(
                 "build-01",
                 "cx-00000000000000aa",
