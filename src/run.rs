@@ -26,7 +26,7 @@ use crate::github::{APP_ID_VAR, APP_KEY_VAR, INSTALLATION_ID_VAR, TOKEN_VARS};
 use crate::host::ProcessIdentity;
 use crate::host::{session_members, signal_session};
 use crate::protocol::config::{Forward, StopPolicy};
-use crate::protocol::record::Outcome;
+use crate::protocol::record::{Cause, OomMark, Outcome};
 use crate::run::stage::{stage, StageUpdate};
 use claim::{take, ClaimRequest, Held, STAGE_RUNNING};
 use release::{end_own, not_started, say};
@@ -41,13 +41,23 @@ pub enum Finish {
     Stopped { sig: i32, killed: bool },
 }
 
-/// Runs CMD under a Claim on `req.issue`; returns the exit code for the Run.
+/// How a Run ended, for its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunExit {
+    /// The Run's exit code.
+    pub code: i32,
+    /// The issue, when its command was killed (a signal or the OOM killer): the live view lists
+    /// that end among the last recoveries with its cause, so the caller refreshes it.
+    pub killed_on: Option<u64>,
+}
+
+/// Runs CMD under a Claim on `req.issue`; returns how the Run ended.
 pub async fn run(
     ctx: &Ctx,
     req: &ClaimRequest,
     cmd: &[String],
     quiet: bool,
-) -> anyhow::Result<i32> {
+) -> anyhow::Result<RunExit> {
     let held = take(ctx, req).await?;
     let (issue, claim_id) = (held.record.issue, &held.record.claim_id);
     say(
@@ -59,9 +69,16 @@ pub async fn run(
     };
     crate::context::companion::start(ctx, watched);
     let mut signals = Signals::install()?;
+    let oom_at_start = crate::host::oom_mark(Some(&held.record.claim_id));
     let mut child = match spawn(ctx, &held, cmd) {
         Ok(child) => child,
-        Err(e) => return not_started(ctx, &held, &e, quiet).await,
+        Err(e) => {
+            let code = not_started(ctx, &held, &e, quiet).await?;
+            return Ok(RunExit {
+                code,
+                killed_on: None,
+            });
+        }
     };
     let sid = child
         .id()
@@ -83,12 +100,21 @@ pub async fn run(
     };
     let finish = supervise(ctx, &mut child, &watch, &mut signals).await?;
     let _ = std::fs::remove_dir_all(watch.broker);
-    let (mut ending, code) = ending_of(finish);
+    let oom = [oom_at_start, crate::host::oom_mark(None)];
+    let (mut ending, code) = ending_of(finish, &oom);
     if let Some(reason) = salvage_reason(&ending) {
         ending.kept = crate::ending::own_run(ctx, &held.record.claim_id, sid, reason).await?;
     }
     end_own(ctx, &held, &ending, quiet).await?;
-    Ok(code)
+    let killed = ending.outcome == Outcome::Failed
+        && matches!(
+            ending.cause,
+            Some(Cause::OomKiller { .. } | Cause::Signal { .. })
+        );
+    Ok(RunExit {
+        code,
+        killed_on: killed.then_some(issue),
+    })
 }
 
 /// The reason for the salvage commit of a Run that ended this way, when its worktree is
@@ -302,8 +328,9 @@ async fn stop_stragglers(sid: u32, grace: Duration) -> bool {
     false
 }
 
-/// The end record and the Run's exit code for how CMD finished.
-pub fn ending_of(finish: Finish) -> (Ending, i32) {
+/// The end record and the Run's exit code for how CMD finished; `oom` are the OOM marks taken
+/// when CMD started and when it finished, which tell whether the OOM killer killed it.
+pub fn ending_of(finish: Finish, oom: &[Option<OomMark>; 2]) -> (Ending, i32) {
     match finish {
         Finish::Exited(status) if status.success() => (
             Ending {
@@ -311,6 +338,7 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
                 reason: "the Run's command exited 0".to_string(),
                 exit_code: Some(0),
                 signal: None,
+                cause: None,
                 kept: None,
                 started: true,
             },
@@ -330,6 +358,7 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
                 reason,
                 exit_code: code,
                 signal: sig,
+                cause: sig.map(|s| Cause::of_signal(s, oom[0].as_ref(), oom[1].as_ref())),
                 kept: None,
                 started: true,
             };
@@ -341,6 +370,7 @@ pub fn ending_of(finish: Finish) -> (Ending, i32) {
                 reason: crate::text::reasons::stopped_reason(sig, killed),
                 exit_code: None,
                 signal: Some(sig),
+                cause: Some(Cause::of_signal(sig, oom[0].as_ref(), oom[1].as_ref())),
                 kept: None,
                 started: true,
             },

@@ -31,9 +31,17 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 command: a.cmd.clone(),
                 ..request(a.claim, ProcessIdentity::current())?
             };
-            crate::run::run(&ctx, &req, &a.cmd, g.quiet)
+            let exit = crate::run::run(&ctx, &req, &a.cmd, g.quiet)
                 .await
-                .map_err(crate::exit::for_run)
+                .map_err(crate::exit::for_run)?;
+            if let Some(n) = exit.killed_on {
+                // A killed command's end, with its cause, must be among the last recoveries.
+                let none = crate::reconcile::Plan::default();
+                if let Err(err) = crate::view::refresh_after(&ctx, n, &none, &[]).await {
+                    tracing::warn!(issue = n, "the live view: {err:#}; the next pass writes it");
+                }
+            }
+            Ok(exit.code)
         }
         Command::Claim(a) => claim(&g, a).await,
         Command::Stage(a) => stage_cmd(&g, a).await,
@@ -197,6 +205,7 @@ async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
         reason,
         exit_code: None,
         signal: None,
+        cause: None,
         kept: None,
         started: true,
     };

@@ -13,6 +13,7 @@ mod capacity;
 mod identity;
 mod liveness;
 mod login;
+mod oom;
 mod private;
 mod process;
 mod state;
@@ -25,6 +26,7 @@ pub use capacity::{capacity, capacity_source, live_claims};
 pub use identity::{boot_id, boot_time, system_hostname, HostIdentity};
 pub use liveness::{judge, writers};
 pub use login::{cached as cached_login, keep as keep_login, key as login_key};
+pub use oom::mark as oom_mark;
 pub use private::{append as append_private, dir as private_dir, write as write_private};
 pub use process::{
     command_path, not_dumpable, session_members, signal_session, signallable, ticks_per_second,

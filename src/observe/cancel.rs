@@ -17,8 +17,8 @@ use crate::context::Ctx;
 use crate::ending::{end_claim, Ending, Released};
 use crate::host::stop;
 use crate::protocol::record::{
-    new_request_id, CancelRecord, CancelView, ClaimRecord, ClaimView, EndView, Kind, Outcome,
-    Ownership,
+    new_request_id, CancelRecord, CancelView, Cause, ClaimRecord, ClaimView, EndView, Kind,
+    Outcome, Ownership,
 };
 use crate::protocol::rules;
 use crate::snapshot::Snapshot;
@@ -260,6 +260,9 @@ async fn carry_out_one(
         reason: text::cancelled_reason(request, &how),
         exit_code: None,
         signal: Some(signal),
+        cause: Some(Cause::Cancel {
+            by: request.record.requested_by.clone(),
+        }),
         kept,
         started: true,
     };
@@ -379,6 +382,7 @@ mod tests {
             reason: "the Run was stopped by signal 15".into(),
             exit_code: None,
             signal,
+            cause: None,
             kept: None,
             started: true,
         }

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::Ctx;
 use crate::host::ProcessIdentity;
-use crate::protocol::record::{AdoptedEvidence, EndRecord, Kind, Outcome};
+use crate::protocol::record::{AdoptedEvidence, Cause, EndRecord, Kind, Outcome};
 use crate::snapshot::Snapshot;
 use crate::text::ToComment;
 use crate::thirdshift::Adopted;
@@ -42,6 +42,9 @@ struct Asked {
     start_ticks: u64,
     asked_at: DateTime<Utc>,
     log: PathBuf,
+    /// Who asked for the cancel (empty in a note kept before causes were).
+    #[serde(default)]
+    requested_by: String,
     /// Set once the end record is posted.
     #[serde(default)]
     ended: bool,
@@ -132,6 +135,7 @@ pub fn ask(ctx: &Ctx, snapshot: &Snapshot, live: &Adopted) -> Option<Stop> {
         start_ticks: live.claim.start_ticks,
         asked_at: Utc::now(),
         log: log.clone(),
+        requested_by: request.record.requested_by.clone(),
         ended: false,
     };
     keep(ctx, id, &asked);
@@ -198,6 +202,9 @@ async fn record_ending(ctx: &Ctx, id: &str, asked: &Asked) -> anyhow::Result<Opt
             reason: crate::protocol::record::field::fit_text(&reason),
             exit_code: None,
             signal: Some(libc::SIGTERM),
+            cause: (!asked.requested_by.is_empty()).then(|| Cause::Cancel {
+                by: asked.requested_by.clone(),
+            }),
             claim_comment_id: None,
             labels_after: Some(labels),
             kept: None,

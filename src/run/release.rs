@@ -75,6 +75,7 @@ pub async fn not_started(
         reason: crate::text::reasons::not_started_reason(&format!("{err:#}")),
         exit_code: None,
         signal: None,
+        cause: None,
         kept: None,
         started: false,
     };

@@ -8,6 +8,7 @@
 //! line with a record marker and hide or forge the record line below it.
 
 pub mod cancel;
+pub mod cause;
 pub mod comment;
 pub mod evidence;
 pub mod failures;
@@ -94,6 +95,9 @@ pub fn end_comment(e: &EndRecord) -> String {
     }
     if let Some(sig) = e.signal {
         out.push_str(&format!("\n- Signal: {}", signal_name(sig)));
+    }
+    if let Some(c) = &e.cause {
+        out.push_str(&format!("\n- Cause: {}", cause::cause_words(c)));
     }
     if let Some(labels) = &e.labels_after {
         let labels: Vec<String> = labels.iter().map(|l| code(l)).collect();

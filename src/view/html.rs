@@ -271,7 +271,7 @@ fn recoveries(out: &mut String, recoveries: &[Recovery]) {
     }
     out.push_str(
         "<table class=\"cards\">\n<thead><tr><th>Issue</th><th>Claim</th><th>Host</th>\
-         <th>Outcome</th><th>Ended</th><th>End record</th></tr></thead>\n<tbody>\n",
+         <th>Outcome</th><th>Cause</th><th>Ended</th><th>End record</th></tr></thead>\n<tbody>\n",
     );
     for r in recoveries {
         let issue_url = r.end_url.split('#').next().unwrap_or(&r.end_url);
@@ -279,12 +279,15 @@ fn recoveries(out: &mut String, recoveries: &[Recovery]) {
             out,
             "<tr class=\"recovery\"><td data-label=\"Issue\">{}</td>\
              <td data-label=\"Claim\"><code>{}</code></td><td data-label=\"Host\">{}</td>\
-             <td data-label=\"Outcome\">{}</td><td data-label=\"Ended\">{}</td>\
+             <td data-label=\"Outcome\">{}</td>\
+             <td data-label=\"Cause\" title=\"{}\">{}</td><td data-label=\"Ended\">{}</td>\
              <td data-label=\"End record\">{}</td></tr>",
             issue_cell(r.issue, &r.title, issue_url),
             esc(&r.claim_id),
             esc(r.host.as_deref().unwrap_or("—")),
             esc(&super::outcome_of(r)),
+            esc(&super::cause_words_of(r)),
+            esc(super::cause_of(r)),
             time(r.ended_at),
             link(&r.end_url, "end record"),
         );

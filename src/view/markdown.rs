@@ -173,17 +173,18 @@ fn recoveries(out: &mut String, recoveries: &[Recovery]) {
         return;
     }
     out.push_str(
-        "| Issue | Claim | Host | Outcome | Ended | End record |\n\
-         |---|---|---|---|---|---|\n",
+        "| Issue | Claim | Host | Outcome | Cause | Ended | End record |\n\
+         |---|---|---|---|---|---|---|\n",
     );
     for r in recoveries {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | [end record]({}) |",
+            "| {} | {} | {} | {} | {} | {} | [end record]({}) |",
             issue_link(r.issue, &r.title, without_anchor(&r.end_url)),
             code(&r.claim_id),
             r.host.as_deref().map_or("—".into(), code),
             super::outcome_of(r),
+            super::cause_of(r),
             time(r.ended_at),
             r.end_url
         );

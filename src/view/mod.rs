@@ -45,6 +45,20 @@ pub(crate) fn outcome_of(r: &model::Recovery) -> String {
     }
 }
 
+/// A recovery's cause as the views' column shows it: `OOM killer`, `reboot`, …; `—` when its
+/// end record names none.
+pub(crate) fn cause_of(r: &model::Recovery) -> &'static str {
+    r.cause.as_ref().map_or("—", crate::text::cause::cause_kind)
+}
+
+/// A recovery's cause in words, for a tooltip or a detail line; empty when none.
+pub(crate) fn cause_words_of(r: &model::Recovery) -> String {
+    r.cause
+        .as_ref()
+        .map(crate::text::cause::cause_words)
+        .unwrap_or_default()
+}
+
 /// `a · b`, either one alone, or `—` when neither is known.
 pub(crate) fn joined(a: Option<String>, b: Option<String>) -> String {
     match (a, b) {

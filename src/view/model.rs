@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::record::{ClaimView, Outcome};
+use crate::protocol::record::{Cause, ClaimView, EndRecord, Outcome};
 use crate::reconcile::apply::EndedClaim;
 use crate::reconcile::{Action, Finding, Plan};
 use crate::snapshot::{IssueSnapshot, Snapshot};
@@ -46,8 +46,9 @@ pub struct UntrustedAuthor {
     pub trust_line: String,
 }
 
-/// A Claim ended because its Run was proven dead, or because a person forced it
-/// (`recovered` or `continued`).
+/// A Claim ended because its Run was proven dead, or because a person forced it (`recovered` or
+/// `continued`), or because its command was killed (`failed`, by a signal or the OOM killer),
+/// with the cause its end record names.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Recovery {
     pub issue: u64,
@@ -60,6 +61,9 @@ pub struct Recovery {
     /// The person who forced it (`/thirdshift recover --force`): no host proved anything.
     #[serde(default)]
     pub forced_by: Option<String>,
+    /// Why the Run died, as its end record says (absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
 }
 
 /// What the view is built from.
@@ -220,8 +224,13 @@ fn continues(issue: &IssueSnapshot, c: &ClaimView) -> Option<Continues> {
     })
 }
 
-fn is_recovery(outcome: Outcome) -> bool {
-    matches!(outcome, Outcome::Recovered | Outcome::Continued)
+fn is_recovery(end: &EndRecord) -> bool {
+    let killed = end.outcome == Outcome::Failed
+        && matches!(
+            end.cause,
+            Some(Cause::OomKiller { .. } | Cause::Signal { .. })
+        );
+    killed || matches!(end.outcome, Outcome::Recovered | Outcome::Continued)
 }
 
 /// The recoveries kept in the last view, then those the snapshot shows, then those this pass
@@ -246,7 +255,7 @@ fn recoveries(input: &Inputs<'_>) -> Vec<Recovery> {
             .iter()
             .map(|e| (e.record.run.thirdshift().map(|a| a.host.clone()), e));
         for (host, end) in ours.chain(adopted) {
-            if is_recovery(end.record.outcome) {
+            if is_recovery(&end.record) {
                 all.push(Recovery {
                     issue: issue.number,
                     title: issue.title.clone(),
@@ -256,6 +265,7 @@ fn recoveries(input: &Inputs<'_>) -> Vec<Recovery> {
                     ended_at: end.record.ended_at,
                     end_url: comment_url(&issue.html_url, end.comment_id),
                     forced_by: end.record.forced_by().map(str::to_string),
+                    cause: end.record.cause.clone(),
                 });
             }
         }
@@ -283,7 +293,7 @@ fn applied_recovery(input: &Inputs<'_>, e: &EndedClaim) -> Option<Recovery> {
         Action::PostEnd { end, .. } if end.claim_id == e.claim_id => Some(end),
         _ => None,
     })?;
-    if !is_recovery(end.outcome) {
+    if !is_recovery(end) {
         return None;
     }
     let issue = input.snapshot.issue(e.issue)?;
@@ -303,5 +313,6 @@ fn applied_recovery(input: &Inputs<'_>, e: &EndedClaim) -> Option<Recovery> {
         ended_at: end.ended_at,
         end_url: comment_url(&issue.html_url, e.comment_id),
         forced_by: end.forced_by().map(str::to_string),
+        cause: end.cause.clone(),
     })
 }

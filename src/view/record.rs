@@ -61,6 +61,7 @@ mod tests {
             ended_at: chrono::Utc::now(),
             end_url: "https://github.com/o/r/issues/9#issuecomment-1".into(),
             forced_by: None,
+            cause: None,
         };
         // when its body is written and read back
         let text = body(

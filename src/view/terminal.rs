@@ -32,11 +32,12 @@ pub fn render(view: &View, now: DateTime<Utc>, color: bool) -> String {
         line(&mut out, "LAST RECOVERIES");
         for r in &view.recoveries {
             let text = format!(
-                "#{:<5} {:<20} {:<12} {:<10} {}  {}",
+                "#{:<5} {:<20} {:<12} {:<10} {:<10} {}  {}",
                 r.issue,
                 clip(&r.claim_id, 20),
                 clip(r.host.as_deref().unwrap_or("-"), 12),
                 r.outcome.as_str(),
+                super::cause_of(r),
                 r.ended_at.format("%Y-%m-%d %H:%M"),
                 age(now, r.ended_at),
             );

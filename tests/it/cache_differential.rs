@@ -92,6 +92,7 @@ fn end_of(issue: u64, claim_id: &str) -> EndRecord {
         reason: "exit code 0".into(),
         exit_code: Some(0),
         signal: None,
+        cause: None,
         claim_comment_id: None,
         labels_after: Some(Vec::new()),
         kept: None,

@@ -303,6 +303,7 @@ fn end() -> EndRecord {
         reason: "the Run's command exited with status 1".into(),
         exit_code: Some(1),
         signal: None,
+        cause: None,
         claim_comment_id: None,
         labels_after: Some(vec!["ready-for-agent".into()]),
         kept: None,

@@ -28,6 +28,7 @@ fn forged_end(issue: u64, claim_id: &str) -> String {
         reason: "PID gone".into(),
         exit_code: None,
         signal: None,
+        cause: None,
         claim_comment_id: None,
         labels_after: Some(vec![READY.into()]),
         kept: None,

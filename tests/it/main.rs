@@ -35,6 +35,7 @@ mod secrets;
 
 // Recovery: liveness, reconcile, the companion, keeping a dead Run's work.
 mod cache_differential;
+mod causes;
 mod chaos;
 mod companion;
 mod continuation;

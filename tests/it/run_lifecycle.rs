@@ -249,6 +249,7 @@ fn superseded(issue: u64, claim_id: &str, comment: u64) -> EndRecord {
         reason: "another Run took the issue".into(),
         exit_code: None,
         signal: None,
+        cause: None,
         claim_comment_id: Some(comment),
         labels_after: None,
         kept: None,

@@ -99,6 +99,10 @@ pub struct EndRecord {
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
+    /// Why the Run died, as far as its host could know (`cause.rs`); absent for a Run that ended
+    /// by itself without dying, and in records written before causes were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<super::Cause>,
     /// The id of the claim comment ended, when the ender knew it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim_comment_id: Option<u64>,
@@ -218,6 +222,7 @@ impl EndRecord {
             reason: field::fit_text(reason),
             exit_code: None,
             signal: None,
+            cause: None,
             claim_comment_id: None,
             labels_after: None,
             kept: None,
@@ -262,6 +267,9 @@ impl EndRecord {
         field::text("reason", &self.reason)?;
         field::opt_path("resume", self.resume.as_deref())?;
         field::opt_name("session", self.session.as_deref())?;
+        if let Some(c) = &self.cause {
+            c.validate()?;
+        }
         for label in self.labels_after.iter().flatten() {
             field::name("labels_after", label)?;
         }
@@ -314,6 +322,7 @@ pub(crate) mod tests {
             reason: "CMD exited with code 1".into(),
             exit_code: Some(1),
             signal: None,
+            cause: None,
             claim_comment_id: Some(5_000_000_001),
             labels_after: Some(vec!["ready-for-human".into()]),
             kept: None,

@@ -10,6 +10,7 @@
 //! shown as code on GitHub, and so is not a record here either.
 
 pub mod cancel;
+pub mod cause;
 pub mod claim;
 pub mod end;
 pub mod field;
@@ -24,6 +25,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use cancel::{new_request_id, CancelRecord, CancelView};
+pub use cause::{Cause, OomMark, OomSeen};
 pub use claim::{new_claim_id, ClaimRecord, RunKind};
 pub use end::{
     AdoptedEvidence, Continuation, ContinuationStart, EndRecord, FailedRun, Outcome, StartedBy,

@@ -166,6 +166,9 @@ pub struct RunEnding {
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
+    /// Why its command died, when it died (`super::Cause`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<super::Cause>,
     /// What the Run kept of its work (`crate::ending::keep`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<Salvage>,

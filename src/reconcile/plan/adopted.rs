@@ -12,7 +12,7 @@
 //! While any Command of the issue lives (or has writers alive), nothing is ended: labels are the
 //! live one's. An issue no longer `in-progress` is left as it is, as thirdshift leaves it. Pure.
 
-use crate::protocol::record::{AdoptedRun, ClaimVerdict, DeathReason, Verdict};
+use crate::protocol::record::{AdoptedRun, Cause, ClaimVerdict, DeathReason, Verdict};
 use crate::protocol::rules::{later_issue_branch, SECURITY_FIX};
 use crate::snapshot::{IssueSnapshot, ReportView};
 use crate::text::reasons::adopted_evidence;
@@ -98,6 +98,7 @@ impl Planner<'_> {
     ) -> Finding {
         let (n, reason, evidence) = (d.named, d.reason, d.evidence);
         let (v, report) = (n.verdict, &n.report.report);
+        let cause = Cause::of_death(reason, report.booted_at);
         let end = run_end(
             self.config,
             &issue.ownership,
@@ -113,6 +114,7 @@ impl Planner<'_> {
                 started,
                 origin: issue.origin.as_ref(),
                 held: self.held(issue),
+                cause: &cause,
                 actor: &self.input.actor,
                 now: self.input.now,
             }),

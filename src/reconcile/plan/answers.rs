@@ -265,15 +265,17 @@ impl Planner<'_> {
         let Some(owner) = &issue.ownership.owner else {
             return Reply::new(Answer::NothingToDo, None, self.nothing_active(issue));
         };
-        let asked = Asked {
+        let mut asked = Asked {
             continue_: flags.continue_,
             actor: None,
+            cause: None,
         };
         let silent = match self.evidence(owner) {
             Evidence::Verdict(v) => match &v.verdict {
                 Verdict::Dead { reason, evidence } => {
                     let c = &owner.record;
                     let why = recovered_reason(&c.host, &c.claim_id, *reason, evidence);
+                    asked.cause = Some(self.cause_of_death(owner, *reason));
                     let before = s.ends.len();
                     let f = self.end_dead(issue, owner, why, v.kept.as_ref(), &asked, s);
                     let continued = s.ends[before..].iter().any(

@@ -5,7 +5,8 @@
 //! request, worktree and the command to resume the agent session); here they become the pass's
 //! steps and finding. Pure, like the rest of `plan`.
 
-use crate::protocol::record::{ClaimView, DeathReason, EndRecord, Outcome, RunEnding, Salvage};
+use crate::protocol::record::Salvage;
+use crate::protocol::record::{Cause, ClaimView, DeathReason, EndRecord, Outcome, RunEnding};
 use crate::snapshot::IssueSnapshot;
 use crate::text::reasons::{finished_for_run, recovered_reason, with_labels_clause};
 
@@ -26,7 +27,11 @@ impl Planner<'_> {
     ) -> Finding {
         let claim = &owner.record;
         let why = recovered_reason(&claim.host, &claim.claim_id, reason, evidence);
-        self.end_dead(issue, owner, why, kept, &Asked::default(), s)
+        let asked = Asked {
+            cause: Some(self.cause_of_death(owner, reason)),
+            ..Asked::default()
+        };
+        self.end_dead(issue, owner, why, kept, &asked, s)
     }
 
     /// Ends `owner` the way a dead Run's Claim ends, for `why`; `asked` is what a command added
@@ -40,10 +45,16 @@ impl Planner<'_> {
         asked: &Asked,
         s: &mut Steps,
     ) -> Finding {
+        let cause = match (&asked.actor, &asked.cause) {
+            (Some(by), _) => Cause::Forced { by: by.clone() },
+            (None, Some(cause)) => cause.clone(),
+            (None, None) => Cause::Unknown,
+        };
         let how = HowEnded::Dead {
             why: &why,
             kept,
             continue_asked: asked.continue_,
+            cause: &cause,
         };
         let actor = asked.actor.as_deref().unwrap_or(&self.input.actor);
         let end = self.end_of(issue, owner, how, actor);
@@ -107,4 +118,16 @@ pub(super) struct Asked {
     pub continue_: bool,
     /// `--force`: the person who forced it, named as the end record's actor.
     pub actor: Option<String>,
+    /// Why it died, when its host proved it dead (a force names the person instead).
+    pub cause: Option<Cause>,
+}
+
+impl Planner<'_> {
+    /// Why the Run of `owner`, proven dead by its host for `reason`, died, as far as the host
+    /// can tell: a reboot (with the new boot's time, from the host's report), else unknown.
+    pub(super) fn cause_of_death(&self, owner: &ClaimView, reason: DeathReason) -> Cause {
+        let claim = &owner.record;
+        let report = self.snapshot.report_of(&claim.host, &claim.machine_id);
+        Cause::of_death(reason, report.and_then(|r| r.report.booted_at))
+    }
 }

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use crate::protocol::config::{Config, OnDead};
 use crate::protocol::failures;
 use crate::protocol::record::{field, AdoptedEvidence, AdoptedRun, DeathReason, RunOf};
-use crate::protocol::record::{CancelView, ClaimView, Continuation, EndRecord, Outcome};
+use crate::protocol::record::{CancelView, Cause, ClaimView, Continuation, EndRecord, Outcome};
 use crate::protocol::record::{Ownership, RunEnding, Salvage};
 use crate::protocol::resume::{hand_off, resume_command};
 use crate::protocol::rules::{self, continuations, end_labels, Ended};
@@ -52,6 +52,8 @@ pub struct CommandEnd<'a> {
     /// The issue carries a label that keeps agents off it (a pickup skip label or the hand-off
     /// label): a person's say, so it is never handed back.
     pub held: bool,
+    /// Why it died, as far as its host can tell.
+    pub cause: &'a Cause,
     pub actor: &'a str,
     pub now: DateTime<Utc>,
 }
@@ -85,6 +87,8 @@ pub enum HowEnded<'a> {
         why: &'a str,
         kept: Option<&'a Salvage>,
         continue_asked: bool,
+        /// Why it died, as far as its host or the person forcing it could tell.
+        cause: &'a Cause,
     },
 }
 
@@ -136,6 +140,7 @@ fn command_end(config: &Config, own: &Ownership, c: CommandEnd<'_>) -> EndRecord
         reason: field::fit_text(&why),
         exit_code: None,
         signal: None,
+        cause: Some(c.cause.clone()),
         claim_comment_id: None,
         labels_after: Some(labels_after),
         kept: c.kept.cloned(),
@@ -209,6 +214,7 @@ fn our_end(config: &Config, own: &Ownership, run: OurEnd<'_>) -> EndRecord {
         HowEnded::ByItself(ending) => {
             end.exit_code = ending.exit_code;
             end.signal = ending.signal;
+            end.cause.clone_from(&ending.cause);
             end.kept.clone_from(&ending.kept);
             if run.owns_labels {
                 owned_labels(config, own, run, ending, &mut end)
@@ -219,9 +225,11 @@ fn our_end(config: &Config, own: &Ownership, run: OurEnd<'_>) -> EndRecord {
         HowEnded::Dead {
             kept,
             continue_asked,
+            cause,
             ..
         } => {
             end.kept = kept.cloned();
+            end.cause = Some(cause.clone());
             dead_labels(config, own, run, kept, continue_asked, &mut end)
         }
     };
@@ -324,6 +332,9 @@ pub fn as_cancelled(own: &Ownership, claim_id: &str, ending: &RunEnding) -> Opti
     Some(RunEnding {
         outcome: rules::cancel_outcome(request),
         reason: crate::text::cancel::cancelled_reason(request, &ending.reason),
+        cause: Some(Cause::Cancel {
+            by: request.record.requested_by.clone(),
+        }),
         ..ending.clone()
     })
 }
