@@ -1,7 +1,9 @@
 //! A pass never undoes a label change a person made after our end record: before it finishes an
 //! end record's label changes it reads who changed which label when (the issue's events, served
 //! by the emulator as GitHub does), and leaves what a person changed since as they set it. A pass
-//! killed between an end record and its labels is still finished by the next one.
+//! killed between an end record and its labels is still finished by the next one. A person whose
+//! login is trusted (a host writing with their token) is seen by what they did: a take-over by
+//! hand is a new Claim by the events' order.
 
 use crate::harness;
 
@@ -86,4 +88,63 @@ async fn a_pass_killed_between_the_end_record_and_its_labels_is_finished_by_the_
         .clone()
         .expect("an owner's end states labels");
     assert_eq!(sorted(world.labels(issue)), sorted(expected));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_persons_take_over_by_hand_is_kept_by_the_next_passes() {
+    const ALICE_TOKEN: &str = "alice-token";
+    let world = World::new().await;
+    world
+        .sim
+        .add_user("alice", ALICE_TOKEN, github_emulator::Permission::Write);
+    let config = world.dir.path().join("alice-trusted.yml");
+    std::fs::write(
+        &config,
+        "trusted_authors: [\"alice\", \"thirdshift-bot\"]\n",
+    )
+    .unwrap();
+    let as_alice = |args: &[&str]| {
+        let mut cmd = world.cli("h1");
+        cmd.env("GITHUB_TOKEN", ALICE_TOKEN)
+            .arg("--config")
+            .arg(&config)
+            .args(args);
+        cmd
+    };
+    // Given a host writing with the token of alice, a person listed in trusted_authors, whose
+    // Run failed with nothing kept: its end put ready-for-agent back
+    let issue = world.ready_issue("alice's host");
+    let code = as_alice(&["run", "--issue", &issue.to_string(), "--", "false"])
+        .status()
+        .await
+        .unwrap();
+    assert_eq!(code.code(), Some(1));
+    assert_eq!(world.labels(issue), [READY]);
+    // When alice takes the issue over by hand: ready-for-agent off, in-progress on
+    world.sim.set_labels_as(issue, &[IN_PROGRESS], "alice");
+    // Then the next passes keep her labels, though her login is the one the host writes as
+    for _ in 0..3 {
+        let out = as_alice(&["observe", "--reconcile"])
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(
+            world.labels(issue),
+            [IN_PROGRESS],
+            "{}",
+            history(&world, issue)
+        );
+    }
+}
+
+/// The issue's label changes, for a failure message.
+fn history(world: &World, issue: u64) -> String {
+    let lines: Vec<String> = world
+        .sim
+        .label_history(issue)
+        .into_iter()
+        .map(|(at, c)| format!("{} {c}", at.format("%H:%M:%S")))
+        .collect();
+    lines.join("; ")
 }
