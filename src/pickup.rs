@@ -257,8 +257,8 @@ pub fn candidates(config: &Config, issues: Vec<Issue>) -> Vec<Issue> {
     let mut keep: Vec<Issue> = issues
         .into_iter()
         .filter(|i| i.is_open() && i.has_label(&labels.ready))
-        .filter(|i| !i.has_label(&labels.in_progress) && !i.has_label(&labels.hand_off))
-        .filter(|i| !config.pickup.skip_labels.iter().any(|l| i.has_label(l)))
+        .filter(|i| !i.has_label(&labels.in_progress))
+        .filter(|i| !config.keeps_agents_off(|l| i.has_label(l)))
         .collect();
     keep.sort_by_key(|i| i.number);
     if config.pickup.order == PickupOrder::HighestFirst {

@@ -106,11 +106,7 @@ pub async fn run(
         ending.kept = crate::ending::own_run(ctx, &held.record.claim_id, sid, reason).await?;
     }
     end_own(ctx, &held, &ending, quiet).await?;
-    let killed = ending.outcome == Outcome::Failed
-        && matches!(
-            ending.cause,
-            Some(Cause::OomKiller { .. } | Cause::Signal { .. })
-        );
+    let killed = Cause::killed_the_command(ending.outcome, ending.cause.as_ref());
     Ok(RunExit {
         code,
         killed_on: killed.then_some(issue),

@@ -6,8 +6,7 @@
 //! evidence as any pass. While processes of the Run still write ("writers alive"), it waits for
 //! those to end too, and passes again. A companion holds its Run's turn while it lives, so at
 //! most one watches a Run, and `observe` can say which Runs are watched. When the pass ended the
-//! Claim as a
-//! Continuation, it starts the Continuation itself, as pickup would take the issue
+//! Claim as a Continuation, it starts the Continuation itself, as pickup would take the issue
 //! (`pickup::carry_on`: a free slot here, the issue still Ready), with the dead Run's own command
 //! (kept in its local record) and kind and Harness; the new Run resumes the agent session from
 //! the end record as any Continuation does. It lives here, on top, because it runs other use

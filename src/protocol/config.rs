@@ -259,6 +259,12 @@ fn place(origin: &str, location: Option<(usize, usize)>) -> String {
 const MAX_LABEL_CHARS: usize = 50;
 
 impl Config {
+    /// Whether an issue whose labels `has` says it carries is kept off agents by a person's
+    /// label: the hand-off label or one of `pickup.skip_labels`.
+    pub fn keeps_agents_off(&self, has: impl Fn(&str) -> bool) -> bool {
+        has(&self.labels.hand_off) || self.pickup.skip_labels.iter().any(|l| has(l))
+    }
+
     pub const DEFAULT_PATH: &'static str = ".github/thirdshift.yml";
 
     /// The JSON Schema of the config file, from these types (docs/config.schema.json: editors

@@ -23,14 +23,17 @@ use serde_json::Value;
 /// The longest session id believed (the six Harnesses' ids are UUIDs or shorter).
 pub const MAX_SESSION_ID_CHARS: usize = 128;
 
-/// The agent session id of a `harness` session whose Session log holds `lines`, if one is there
-/// in a believable shape: the first the Harness's own stream names (grok's, when no init event
+/// The agent session id of a `harness` session whose Session log holds `lines` (read no further
+/// than the first believable id), if one is there in a believable shape: the first the Harness's own stream names (grok's, when no init event
 /// names one, the first event that carries a `session_id`, as thirdshift falls back).
-pub fn session_id<'a>(harness: &str, lines: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn session_id<S: AsRef<str>>(
+    harness: &str,
+    lines: impl IntoIterator<Item = S>,
+) -> Option<String> {
     let pick = picker(harness)?;
     let grok = harness.trim().eq_ignore_ascii_case("grok");
     let mut fallback = None;
-    for event in lines.into_iter().flat_map(raw_events) {
+    for event in lines.into_iter().flat_map(|l| raw_events(l.as_ref())) {
         if let Some(id) = pick(&event).filter(|id| believable(id)) {
             return Some(id);
         }

@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::context::Ctx;
 use crate::github::Comment;
 use crate::protocol::record::{decode, Decoded, Kind, Ownership, Record};
-use crate::snapshot::{SinceEnd, Snapshot};
+use crate::snapshot::Snapshot;
 use crate::store::dedupe::{self, later_copies, FirstOf};
 use crate::store::read::Listing;
 use crate::store::{find_end, find_record, post_record};
@@ -85,8 +85,8 @@ impl Seen {
             people: i
                 .ownership
                 .latest_intent()
-                .zip(i.people_changes.as_ref())
-                .map(|((end, _), changes)| (end.comment_id, changes.len())),
+                .zip(i.since_end.as_ref())
+                .map(|((end, _), since)| (end.comment_id, since.people.len())),
         };
         Seen(
             snapshot
@@ -290,8 +290,7 @@ async fn people_left_alone(
     let Some(posted) = comments.iter().find(|c| c.id == end.comment_id) else {
         return Ok(true);
     };
-    let all = crate::snapshot::label_changes_since(ctx, n, posted.created_at).await?;
-    let since = SinceEnd::of(all, &ctx.trust, &ctx.config.labels.in_progress);
+    let since = crate::snapshot::since_end_at(ctx, n, posted.created_at).await?;
     if since.claimed_again {
         tracing::info!(
             issue = n,

@@ -274,14 +274,12 @@ impl Planner<'_> {
     /// states its labels (`labels_after`) is finished; without one the issue is left to people.
     fn finish_labels(&self, issue: &IssueSnapshot, s: &mut Steps) -> Option<Finding> {
         let in_progress = &self.config.labels.in_progress;
-        let handing_back = issue
-            .ownership
-            .latest_intent()
-            .is_some_and(|(end, _)| end.record.is_hand_back());
+        let latest = issue.ownership.latest_intent();
+        let handing_back = latest.is_some_and(|(end, _)| end.record.is_hand_back());
         if !issue.has_label(in_progress) && !handing_back {
             return None;
         }
-        let Some((end, list)) = issue.ownership.latest_intent() else {
+        let Some((end, list)) = latest else {
             if !issue.open {
                 return None;
             }
@@ -294,7 +292,7 @@ impl Planner<'_> {
             });
         };
         // Claimed again since the end record: every label is the new Claim's.
-        if issue.claimed_again {
+        if issue.claimed_again() {
             let note = peoples_labels_note(&end.record, std::slice::from_ref(in_progress));
             return Some(Finding {
                 issue: issue.number,

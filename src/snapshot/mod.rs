@@ -15,7 +15,7 @@ mod waiting;
 pub use incremental::{read as read_cached, CachedRead};
 pub use pending::is_ignored_author;
 pub use progress::{quiet, Progress};
-pub use read::{label_changes_since, read_issue, read_pass, since_end};
+pub use read::{label_changes_since, read_issue, read_pass, since_end, since_end_at};
 
 use chrono::{DateTime, Utc};
 
@@ -139,12 +139,10 @@ pub struct IssueSnapshot {
     /// What GitHub holds of the owner's Issue branch; read only when its host reports the owner
     /// dead (the one decision that needs it).
     pub origin: Option<Origin>,
-    /// The label changes people (anyone but a trusted author) made since the latest end record
-    /// that states labels was posted, from the issue's events; read only when that end still has
-    /// label work left (`Ownership::latest_intent`), `None` when not read.
-    pub people_changes: Option<Vec<LabelChange>>,
-    /// Read with `people_changes`: the issue was claimed again since that end ([`SinceEnd`]).
-    pub claimed_again: bool,
+    /// What happened to its labels since the latest end record that states labels was posted
+    /// (the people's changes, whether it was claimed again), from the issue's events; read only
+    /// when that end still has label work left (`Ownership::latest_intent`), `None` when not.
+    pub since_end: Option<SinceEnd>,
 }
 
 /// What happened to an issue's labels since an end record was posted.
@@ -269,10 +267,15 @@ impl IssueSnapshot {
 
     /// Whether a person changed `label` that way (`added`) since the latest end record.
     pub fn changed_by_people(&self, label: &str, added: bool) -> bool {
-        self.people_changes
+        self.since_end
             .iter()
-            .flatten()
+            .flat_map(|s| &s.people)
             .any(|c| c.added == added && c.label.eq_ignore_ascii_case(label))
+    }
+
+    /// Whether it was claimed again since the latest end record ([`SinceEnd::claimed_again`]).
+    pub fn claimed_again(&self) -> bool {
+        self.since_end.as_ref().is_some_and(|s| s.claimed_again)
     }
 
     /// Whether the issue carries `label` (case-insensitive, as GitHub compares them).

@@ -200,20 +200,18 @@ pub(super) async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::R
 
 /// Reads, for every issue whose latest end record still has label work left, the label changes
 /// people made since that end record was posted (its comment's `created_at`, GitHub's clock),
-/// and whether it was claimed again since: a pass never undoes them. Two requests per such issue (the end comment, the events); none
-/// for the others, so an idle pass costs nothing more.
+/// and whether it was claimed again since: a pass never undoes them. Two requests per such
+/// issue (the end comment, the events); none for the others, so an idle pass costs nothing more.
 pub(super) async fn fill_people_changes(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
     let in_progress = &ctx.config.labels.in_progress;
     for issue in snapshot.issues.iter_mut() {
-        if issue.people_changes.is_some() || !issue.label_work_left(in_progress) {
+        if issue.since_end.is_some() || !issue.label_work_left(in_progress) {
             continue;
         }
         let Some((end, _)) = issue.ownership.latest_intent() else {
             continue;
         };
-        let since = since_end(ctx, issue.number, end.comment_id).await?;
-        issue.claimed_again = since.claimed_again;
-        issue.people_changes = Some(since.people);
+        issue.since_end = Some(since_end(ctx, issue.number, end.comment_id).await?);
     }
     Ok(())
 }
@@ -221,13 +219,19 @@ pub(super) async fn fill_people_changes(ctx: &Ctx, snapshot: &mut Snapshot) -> a
 /// What happened to issue `n`'s labels since comment `end` (an end record stating labels) was
 /// posted, from the issue's events: the changes people made, and whether it was claimed again.
 pub async fn since_end(ctx: &Ctx, n: u64, end: u64) -> anyhow::Result<SinceEnd> {
-    let since = ctx.client.get_comment(end).await?.created_at;
-    let all = label_changes_since(ctx, n, since).await?;
-    Ok(SinceEnd::of(
-        all,
-        &ctx.trust,
-        &ctx.config.labels.in_progress,
-    ))
+    let posted = ctx.client.get_comment(end).await?.created_at;
+    since_end_at(ctx, n, posted).await
+}
+
+/// [`since_end`] for an end record posted at `posted` (its comment's `created_at`).
+pub async fn since_end_at(
+    ctx: &Ctx,
+    n: u64,
+    posted: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<SinceEnd> {
+    let all = label_changes_since(ctx, n, posted).await?;
+    let in_progress = &ctx.config.labels.in_progress;
+    Ok(SinceEnd::of(all, &ctx.trust, in_progress))
 }
 
 /// Every label change anyone made on issue `n` at or after `since` (GitHub's clock, to the
@@ -317,7 +321,7 @@ pub(super) fn replace_comments(ctx: &Ctx, snapshot: &mut Snapshot, n: u64, comme
         if owner(&ownership) != owner(&i.ownership) {
             i.origin = None;
         }
-        i.people_changes = None;
+        i.since_end = None;
         i.ownership = ownership;
     }
     snapshot.commands.retain(|c| c.pending.issue != n);
@@ -341,8 +345,7 @@ fn issue_snapshot(ctx: &Ctx, issue: Issue, comments: &[Comment]) -> IssueSnapsho
         title: issue.title,
         ownership,
         origin: None,
-        people_changes: None,
-        claimed_again: false,
+        since_end: None,
     }
 }
 

@@ -4,8 +4,9 @@
 //! this machine as the claim record it is judged by and the facts the report shows. A record
 //! that does not parse, or that another host name recorded, is logged and never acted on.
 //!
-//! The agent session id is read from the Command's Session log (`protocol::session_log`), at most
-//! [`SESSION_LOG_BYTES`] of it: the id is in the first events, and a log can grow large.
+//! The agent session id is read from the Command's Session log (`protocol::session_log`), line by
+//! line up to the first id and at most [`SESSION_LOG_BYTES`] of it: the id is in the first
+//! events, and a log can grow large (it is read on every pass while the Command lives).
 //!
 //! It reads files only; judging is `observe`'s.
 
@@ -91,7 +92,6 @@ pub const SESSION_LOG_BYTES: u64 = 4 << 20;
 fn session_of(harness: &str, log: Option<&str>) -> Option<String> {
     use std::io::{BufRead as _, Read as _};
     let file = std::fs::File::open(log?).ok()?;
-    let reader = std::io::BufReader::new(file.take(SESSION_LOG_BYTES));
-    let lines: Vec<String> = reader.lines().map_while(Result::ok).collect();
-    crate::protocol::session_log::session_id(harness, lines.iter().map(String::as_str))
+    let lines = std::io::BufReader::new(file.take(SESSION_LOG_BYTES)).lines();
+    crate::protocol::session_log::session_id(harness, lines.map_while(Result::ok))
 }

@@ -60,8 +60,7 @@ fn issue(n: u64, title: &str, comments: &[(u64, String)]) -> IssueSnapshot {
         html_url: url(n),
         ownership: Ownership::of(n, &raw, &Trust::new(["bot"])),
         origin: None,
-        people_changes: None,
-        claimed_again: false,
+        since_end: None,
     }
 }
 

@@ -225,11 +225,7 @@ fn continues(issue: &IssueSnapshot, c: &ClaimView) -> Option<Continues> {
 }
 
 fn is_recovery(end: &EndRecord) -> bool {
-    let killed = end.outcome == Outcome::Failed
-        && matches!(
-            end.cause,
-            Some(Cause::OomKiller { .. } | Cause::Signal { .. })
-        );
+    let killed = Cause::killed_the_command(end.outcome, end.cause.as_ref());
     killed || matches!(end.outcome, Outcome::Recovered | Outcome::Continued)
 }
 

@@ -65,16 +65,7 @@ impl MemoryCgroup {
     fn start_run(&self, world: &World, issue: u64, script: &str) -> tokio::process::Child {
         let procs =
             std::ffi::CString::new(self.dir.join("cgroup.procs").as_os_str().as_bytes()).unwrap();
-        let mut cmd = world.cli("h1");
-        cmd.args([
-            "run",
-            "--issue",
-            &issue.to_string(),
-            "--",
-            "sh",
-            "-c",
-            script,
-        ]);
+        let mut cmd = run_command(world, "h1", issue, &[], script);
         // SAFETY: between fork and exec only async-signal-safe calls (open, write, close) on
         // memory made before the fork: the child moves itself into the cgroup.
         unsafe {

@@ -88,6 +88,13 @@ impl Cause {
         Cause::Signal { signal, oom }
     }
 
+    /// Whether an end of `outcome` with this cause is a command killed under its Run (a signal or
+    /// the OOM killer), rather than one that exited, was stopped on request, or a dead Run.
+    pub fn killed_the_command(outcome: super::Outcome, cause: Option<&Cause>) -> bool {
+        outcome == super::Outcome::Failed
+            && matches!(cause, Some(Cause::OomKiller { .. } | Cause::Signal { .. }))
+    }
+
     /// Why a Run its host proved dead for `reason` died: a reboot (the new boot began at
     /// `booted_at`, as the host reports it), else nothing on the host tells.
     pub fn of_death(reason: super::DeathReason, booted_at: Option<DateTime<Utc>>) -> Cause {

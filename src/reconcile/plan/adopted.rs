@@ -82,12 +82,6 @@ impl Planner<'_> {
         .collect()
     }
 
-    /// Whether `issue` carries a label that keeps agents off it: a person's say.
-    fn held(&self, issue: &IssueSnapshot) -> bool {
-        let (labels, pickup) = (&self.config.labels, &self.config.pickup);
-        issue.has_label(&labels.hand_off) || pickup.skip_labels.iter().any(|l| issue.has_label(l))
-    }
-
     /// One dead Command's end (the one Run ending, `run_end.rs`) and its labels, as steps.
     fn end_adopted(
         &self,
@@ -113,7 +107,7 @@ impl Planner<'_> {
                 kept: v.kept.as_ref(),
                 started,
                 origin: issue.origin.as_ref(),
-                held: self.held(issue),
+                held: self.config.keeps_agents_off(|l| issue.has_label(l)),
                 cause: &cause,
                 actor: &self.input.actor,
                 now: self.input.now,

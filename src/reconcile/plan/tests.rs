@@ -53,6 +53,14 @@ fn fresh_claim(n: u64, id: &str) -> ClaimRecord {
     }
 }
 
+/// What the issue's events say since the latest end: these changes by people, no claim since.
+fn people(changes: Vec<crate::snapshot::LabelChange>) -> Option<crate::snapshot::SinceEnd> {
+    Some(crate::snapshot::SinceEnd {
+        people: changes,
+        claimed_again: false,
+    })
+}
+
 /// An end record as a Run or an earlier pass wrote it.
 fn end_of(c: &ClaimRecord, outcome: Outcome, labels_after: Option<&[&str]>) -> EndRecord {
     EndRecord {
@@ -97,8 +105,7 @@ struct Issue {
     labels: Vec<String>,
     comments: Vec<RawComment>,
     origin: Option<Origin>,
-    people_changes: Option<Vec<crate::snapshot::LabelChange>>,
-    claimed_again: bool,
+    since_end: Option<crate::snapshot::SinceEnd>,
 }
 
 fn issue(number: u64, labels: &[&str], comments: Vec<RawComment>) -> Issue {
@@ -108,8 +115,7 @@ fn issue(number: u64, labels: &[&str], comments: Vec<RawComment>) -> Issue {
         labels: labels.iter().map(|l| l.to_string()).collect(),
         comments,
         origin: None,
-        people_changes: None,
-        claimed_again: false,
+        since_end: None,
     }
 }
 
@@ -141,8 +147,7 @@ impl Repository {
             html_url: format!("https://github.com/o/r/issues/{}", i.number),
             ownership: Ownership::of(i.number, &i.comments, &trust),
             origin: i.origin.clone(),
-            people_changes: i.people_changes.clone(),
-            claimed_again: i.claimed_again,
+            since_end: i.since_end.clone(),
         });
         let reports = self.reports.iter().enumerate().map(|(k, r)| ReportView {
             comment_id: BASE + 900 + k as u64,
@@ -798,7 +803,7 @@ fn labels_a_person_changed_after_the_end_record_are_left_as_they_set_them() {
         added,
         by: "alice".into(),
     };
-    i.people_changes = Some(vec![change(HUMAN, false), change(IN_PROGRESS, true)]);
+    i.since_end = people(vec![change(HUMAN, false), change(IN_PROGRESS, true)]);
     let mut world = Repository::with(vec![i], vec![]);
     // when the pass plans
     let plan = world.plan();
@@ -806,10 +811,10 @@ fn labels_a_person_changed_after_the_end_record_are_left_as_they_set_them() {
     assert!(plan.actions.is_empty(), "{plan:?}");
     assert_eq!(healths(&plan), [(7, Some("c-a"), &Health::PeoplesLabels)]);
     // given only the removal of ready-for-human was a person's: in-progress still comes off
-    world.issues[0].people_changes = Some(vec![change(HUMAN, false)]);
+    world.issues[0].since_end = people(vec![change(HUMAN, false)]);
     assert_eq!(world.plan().actions, [remove(7, IN_PROGRESS)]);
     // given no person changed anything since: the end record's labels are finished
-    world.issues[0].people_changes = Some(vec![]);
+    world.issues[0].since_end = people(vec![]);
     assert_eq!(
         world.plan().actions,
         [add(7, HUMAN), remove(7, IN_PROGRESS)]

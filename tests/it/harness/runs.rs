@@ -54,11 +54,7 @@ pub async fn start_run_with(
     options: &[&str],
     script: &str,
 ) -> LiveRun {
-    let child = world
-        .cli(host)
-        .args(["run", "--issue", &issue.to_string()])
-        .args(options)
-        .args(["--", "sh", "-c", script])
+    let child = run_command(world, host, issue, options, script)
         .spawn()
         .expect("run starts");
     for _ in 0..500 {
@@ -74,6 +70,21 @@ pub async fn start_run_with(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("the Run on #{issue} never recorded its session");
+}
+
+/// `run --issue N [options] -- sh -c script` of `host`, not started yet.
+pub fn run_command(
+    world: &World,
+    host: &str,
+    issue: u64,
+    options: &[&str],
+    script: &str,
+) -> tokio::process::Command {
+    let mut cmd = world.cli(host);
+    cmd.args(["run", "--issue", &issue.to_string()])
+        .args(options)
+        .args(["--", "sh", "-c", script]);
+    cmd
 }
 
 pub fn ends(world: &World, issue: u64) -> Vec<EndRecord> {

@@ -107,7 +107,7 @@ fn hand_backs_stop_at_max_continuations_and_the_next_death_ends_as_failed() {
         world.apply(&plan);
         // (thirdshift's Pickup takes it again)
         world.issues[0].labels = vec![IN_PROGRESS.into(), "bug".into()];
-        world.issues[0].people_changes = None;
+        world.issues[0].since_end = None;
     }
     // when the third Command dies the same way
     world.reports = vec![report(vec![moved_aside("ts-00000000000000b3")])];
@@ -130,7 +130,7 @@ fn a_hand_back_killed_between_its_two_label_writes_is_finished_by_the_next_pass(
     world.apply(&cut);
     assert_eq!(labels_of(&world), ["bug"]);
     // and no person touched the labels since
-    world.issues[0].people_changes = Some(vec![]);
+    world.issues[0].since_end = people(vec![]);
     // when the next pass plans
     let next = world.plan_with(&carrying_on());
     // then it puts ready-for-agent on, and posts no second end
@@ -149,8 +149,10 @@ fn an_issue_claimed_again_after_an_end_is_never_relabelled_for_that_end() {
     world.issues[0].labels = vec![IN_PROGRESS.into(), "bug".into()];
     // (the events show in-progress taken off by the hand-back, then put on by thirdshift's
     // claim, with our own login: no person's change among them)
-    world.issues[0].people_changes = Some(vec![]);
-    world.issues[0].claimed_again = true;
+    world.issues[0].since_end = Some(crate::snapshot::SinceEnd {
+        people: vec![],
+        claimed_again: true,
+    });
     // when passes plan
     for config in [carrying_on(), Config::default()] {
         let next = world.plan_with(&config);
