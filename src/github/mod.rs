@@ -30,7 +30,7 @@ pub use conditional::PageCache;
 pub use error::{GhResult, GithubError};
 pub use graphql::{BATCH as GRAPHQL_BATCH, ISSUE_COMMENTS_QUERY};
 pub use handoff::{hand_over, HANDOFF_FD_VAR};
-pub use models::{Comment, Issue, Label, User};
+pub use models::{Comment, Issue, IssueEvent, Label, User};
 pub use repos::{HeadCommit, PullSummary};
 pub use transport::{Retry, RetryPolicy};
 

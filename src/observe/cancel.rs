@@ -309,7 +309,7 @@ async fn finish_labels(ctx: &Ctx, n: u64, claim_id: &str) -> anyhow::Result<()> 
         return Ok(());
     }
     // A label a person changed since that end record is theirs: never undone (as in reconcile).
-    let since = crate::snapshot::since_end(ctx, n, end.comment_id).await?;
+    let since = crate::snapshot::since_end(ctx, n, end, None).await?;
     // Claimed again since (`in-progress` off, then on): the labels are the new Claim's.
     if since.claimed_again {
         return Ok(());

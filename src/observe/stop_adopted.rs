@@ -206,6 +206,7 @@ async fn record_ending(ctx: &Ctx, id: &str, asked: &Asked) -> anyhow::Result<Opt
                 by: asked.requested_by.clone(),
             }),
             claim_comment_id: None,
+            events_seen: None,
             labels_after: Some(labels),
             kept: None,
             pull_request: None,

@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::context::Ctx;
 use crate::github::Comment;
-use crate::protocol::record::{decode, Decoded, Kind, Ownership, Record};
+use crate::protocol::record::{decode, Decoded, EndRecord, Kind, Ownership, Record};
 use crate::snapshot::Snapshot;
 use crate::store::dedupe::{self, later_copies, FirstOf};
 use crate::store::read::Listing;
@@ -75,12 +75,16 @@ pub struct Seen(BTreeMap<u64, ReadOf>);
 struct ReadOf {
     newest_claim: Option<u64>,
     people: Option<(u64, usize)>,
+    /// The issue's labels the writer planned from (`None`: it planned without reading them, as
+    /// a Run's own end does).
+    labels: Option<Vec<String>>,
 }
 
 impl Seen {
     /// What a pass read: every issue of its snapshot.
     pub fn of(snapshot: &Snapshot) -> Seen {
         let read = |i: &crate::snapshot::IssueSnapshot| ReadOf {
+            labels: Some(i.labels.clone()),
             newest_claim: i.ownership.newest_claim(),
             people: i
                 .ownership
@@ -102,6 +106,7 @@ impl Seen {
         let read = ReadOf {
             newest_claim: own.newest_claim(),
             people: None,
+            labels: None,
         };
         Seen(BTreeMap::from([(n, read)]))
     }
@@ -157,6 +162,16 @@ pub async fn apply(ctx: &Ctx, actions: &[Action], seen: &Seen) -> Applied {
     applied
 }
 
+/// `end` as it is posted: one that states labels names the newest label event of the issue read
+/// just before (`events_seen`), so every later reader tells what came after it by event id.
+async fn with_events_seen(ctx: &Ctx, n: u64, end: &EndRecord) -> anyhow::Result<EndRecord> {
+    let mut end = end.clone();
+    if end.labels_after.is_some() {
+        end.events_seen = crate::snapshot::newest_label_event(ctx, n).await?;
+    }
+    Ok(end)
+}
+
 /// Whose end record stands after a write: this writer's (or no end was written), or another's,
 /// whose writer then sets the labels it states.
 enum Stood {
@@ -171,7 +186,7 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
             let (comment_id, url, stood) = match find_end(ctx, &comments, &end.claim_id) {
                 Some(existing) => (existing.id, existing.html_url.clone(), Stood::Theirs),
                 None => {
-                    let text = end.to_comment();
+                    let text = with_events_seen(ctx, *issue, end).await?.to_comment();
                     let posted = post_record(ctx, *issue, &end.claim_id, Kind::End, &text).await?;
                     applied.ends_posted += 1;
                     let ours = posted.id;
@@ -237,15 +252,29 @@ async fn apply_one(ctx: &Ctx, action: &Action, applied: &mut Applied) -> anyhow:
     Ok(Stood::Ours)
 }
 
-/// The fence before issue `n`'s label changes: reads its complete comment list and deletes later
-/// copies of our end records (`store::dedupe::settle_before_leaving`); `false` when a Claim newer
-/// than any the writer read (`seen`) is there, active or taken and ended since (a Run took the
-/// issue after the writer read it: the labels are that Run's, or its ending's, now), so the
-/// changes are dropped.
+/// The fence before issue `n`'s label changes: reads its complete comment list and its labels
+/// and deletes later copies of our end records (`store::dedupe::settle_before_leaving`); `false`
+/// (the changes are dropped, and the next pass plans from what is there) when the labels are not
+/// the ones the writer planned from (someone acted since it read them), when a Claim newer than
+/// any the writer read (`seen`) is there, active or taken and ended since (a Run took the issue
+/// after the writer read it: the labels are that Run's, or its ending's, now), or when the
+/// label events since the end say a person acted ([`people_left_alone`]).
 async fn labels_may_change(ctx: &Ctx, n: u64, read: &ReadOf) -> anyhow::Result<bool> {
-    let comments = crate::store::dedupe::settle_before_leaving(ctx, n).await?;
+    let (comments, labels) = crate::store::dedupe::settle_before_leaving(ctx, n).await?;
     let own = crate::store::ownership(ctx, n, &comments);
     let seen = read.newest_claim;
+    if read
+        .labels
+        .as_ref()
+        .is_some_and(|r| !same_labels(r, &labels))
+    {
+        tracing::info!(
+            issue = n,
+            "its labels changed after this was read; its label changes are dropped (the next \
+             pass plans from them)"
+        );
+        return Ok(false);
+    }
     if own.newest_claim() <= seen {
         return people_left_alone(ctx, n, &own, &comments, read).await;
     }
@@ -267,13 +296,20 @@ async fn labels_may_change(ctx: &Ctx, n: u64, read: &ReadOf) -> anyhow::Result<b
     Ok(false)
 }
 
-/// The second half of the fence, for a writer finishing the labels of an end record it read with
-/// the people's label changes since it (a pass's snapshot): `false` when people changed labels
-/// since that end more often than the writer saw (a person acted after the writer read the
-/// issue, perhaps in the same second as that end: their change stands, and the next pass plans
-/// again from it). One read of the issue's events; none for a writer that read no events for
-/// that end (a pass posting a new end, a Run's own end), whose reference second would hold
-/// changes made before its end.
+/// Whether two label lists name the same labels, as GitHub compares names (case aside).
+fn same_labels(a: &[String], b: &[String]) -> bool {
+    let set = |l: &[String]| -> BTreeSet<String> { l.iter().map(|x| x.to_lowercase()).collect() };
+    set(a) == set(b)
+}
+
+/// The second half of the fence, against what happened to the labels since the end whose labels
+/// are written (`snapshot::since_end`, one read of the issue's events): `false` when the issue
+/// was claimed again, or people changed labels since that end more often than the writer saw (a
+/// person acted after it looked, even in the same second: their change stands, and the next pass
+/// plans again from it). A pass finishing an end saw the people's changes it read with it; a
+/// writer posting an end (a pass's new end, a Run's own) saw none after the events it read just
+/// before posting (`events_seen`). An end record naming no event is left alone here unless the
+/// writer read its events: its comment's second would hold changes made before it.
 async fn people_left_alone(
     ctx: &Ctx,
     n: u64,
@@ -284,13 +320,13 @@ async fn people_left_alone(
     let Some((end, _)) = own.latest_intent() else {
         return Ok(true);
     };
-    let Some((_, seen)) = read.people.filter(|(id, _)| *id == end.comment_id) else {
-        return Ok(true);
+    let seen = match read.people {
+        Some((id, seen)) if id == end.comment_id => seen,
+        _ if end.record.events_seen.is_some() => 0,
+        _ => return Ok(true),
     };
-    let Some(posted) = comments.iter().find(|c| c.id == end.comment_id) else {
-        return Ok(true);
-    };
-    let since = crate::snapshot::since_end_at(ctx, n, posted.created_at).await?;
+    let posted = comments.iter().find(|c| c.id == end.comment_id);
+    let since = crate::snapshot::since_end(ctx, n, end, posted.map(|c| c.created_at)).await?;
     if since.claimed_again {
         tracing::info!(
             issue = n,

@@ -351,6 +351,7 @@ impl Planner<'_> {
     fn end_record(&self, claim: &ClaimView, outcome: Outcome, reason: String) -> EndRecord {
         EndRecord {
             claim_comment_id: Some(claim.comment_id),
+            events_seen: None,
             ..EndRecord::ending(
                 &claim.record,
                 outcome,

@@ -10,12 +10,14 @@ mod incremental;
 mod pending;
 mod progress;
 mod read;
+mod since_end;
 mod waiting;
 
 pub use incremental::{read as read_cached, CachedRead};
 pub use pending::is_ignored_author;
 pub use progress::{quiet, Progress};
-pub use read::{label_changes_since, read_issue, read_pass, since_end, since_end_at};
+pub use read::{read_issue, read_pass};
+pub use since_end::{label_changes_since, newest_label_event, since_end, Planned, SinceEnd};
 
 use chrono::{DateTime, Utc};
 
@@ -143,39 +145,6 @@ pub struct IssueSnapshot {
     /// (the people's changes, whether it was claimed again), from the issue's events; read only
     /// when that end still has label work left (`Ownership::latest_intent`), `None` when not.
     pub since_end: Option<SinceEnd>,
-}
-
-/// What happened to an issue's labels since an end record was posted.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SinceEnd {
-    /// The changes people (anyone not trusted) made, oldest first.
-    pub people: Vec<LabelChange>,
-    /// `in-progress` was taken off and then put on again, by anyone, trusted or not: a new
-    /// Claim (thirdshift claims with whatever token its `gh` holds, often our own login), whose
-    /// labels no pass finishing that end may touch. Told by the events' order, never by GitHub's
-    /// one-second clock: the ended Claim's own `in-progress` may carry the end's second.
-    pub claimed_again: bool,
-}
-
-impl SinceEnd {
-    /// From every label change since the end, oldest first.
-    pub fn of(
-        all: Vec<LabelChange>,
-        trust: &crate::protocol::record::Trust,
-        in_progress: &str,
-    ) -> SinceEnd {
-        let is = |c: &LabelChange| c.label.eq_ignore_ascii_case(in_progress);
-        let off = all.iter().position(|c| is(c) && !c.added);
-        let claimed_again = off.is_some_and(|i| all[i..].iter().any(|c| is(c) && c.added));
-        let people = all
-            .into_iter()
-            .filter(|c| !trust.is_trusted(&c.by))
-            .collect();
-        SinceEnd {
-            people,
-            claimed_again,
-        }
-    }
 }
 
 /// A label someone added or removed, as the issue's events record it.
@@ -357,50 +326,5 @@ impl Snapshot {
     /// The issue numbered `n`, if it is in the snapshot.
     pub fn issue(&self, n: u64) -> Option<&IssueSnapshot> {
         self.issues.iter().find(|i| i.number == n)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::record::Trust;
-
-    fn change(sign: char, label: &str, by: &str) -> LabelChange {
-        LabelChange {
-            label: label.into(),
-            added: sign == '+',
-            by: by.into(),
-        }
-    }
-
-    fn since(changes: &[(char, &str, &str)]) -> SinceEnd {
-        let all = changes.iter().map(|(s, l, b)| change(*s, l, b)).collect();
-        SinceEnd::of(all, &Trust::new(["bot"]), "in-progress")
-    }
-
-    #[test]
-    fn a_claim_after_the_end_is_told_by_the_events_order_whoever_made_it() {
-        // the hand-back, then thirdshift's claim with our own login
-        let handed_back = since(&[
-            ('-', "in-progress", "bot"),
-            ('+', "ready-for-agent", "bot"),
-            ('+', "in-progress", "bot"),
-            ('-', "ready-for-agent", "bot"),
-        ]);
-        assert!(handed_back.claimed_again);
-        assert!(handed_back.people.is_empty());
-        // a person's take-over
-        let person = since(&[('-', "in-progress", "bot"), ('+', "In-Progress", "alice")]);
-        assert!(person.claimed_again);
-        assert_eq!(person.people, [change('+', "In-Progress", "alice")]);
-    }
-
-    #[test]
-    fn the_ended_claims_own_label_in_the_ends_second_is_not_a_new_claim() {
-        // a Run killed at once: its claim's in-progress carries the end record's second
-        let killed_at_once = since(&[('+', "in-progress", "bot"), ('-', "ready-for-agent", "bot")]);
-        assert!(!killed_at_once.claimed_again);
-        // and an end that only took in-progress off
-        assert!(!since(&[('-', "in-progress", "bot")]).claimed_again);
     }
 }

@@ -11,9 +11,7 @@ use crate::context::Ctx;
 use crate::github::{Comment, Issue};
 use crate::protocol::record::{decode, Decoded, Record, Verdict};
 
-use super::{
-    CommandView, IssueSnapshot, LabelChange, Origin, RegistryPage, ReportView, SinceEnd, Snapshot,
-};
+use super::{CommandView, IssueSnapshot, Origin, RegistryPage, ReportView, Snapshot};
 use crate::protocol::config::Role;
 
 /// Reads the snapshot; `extra` names issues to include whatever their labels.
@@ -199,9 +197,10 @@ pub(super) async fn fill_origin(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::R
 }
 
 /// Reads, for every issue whose latest end record still has label work left, the label changes
-/// people made since that end record was posted (its comment's `created_at`, GitHub's clock),
-/// and whether it was claimed again since: a pass never undoes them. Two requests per such
-/// issue (the end comment, the events); none for the others, so an idle pass costs nothing more.
+/// people made since that end record was posted, and whether it was claimed again since
+/// (`since_end.rs`): a pass never undoes them. One request per such issue (the events; two for
+/// an end record that names no event, its comment too); none for the others, so an idle pass
+/// costs nothing more.
 pub(super) async fn fill_people_changes(ctx: &Ctx, snapshot: &mut Snapshot) -> anyhow::Result<()> {
     let in_progress = &ctx.config.labels.in_progress;
     for issue in snapshot.issues.iter_mut() {
@@ -211,48 +210,9 @@ pub(super) async fn fill_people_changes(ctx: &Ctx, snapshot: &mut Snapshot) -> a
         let Some((end, _)) = issue.ownership.latest_intent() else {
             continue;
         };
-        issue.since_end = Some(since_end(ctx, issue.number, end.comment_id).await?);
+        issue.since_end = Some(super::since_end(ctx, issue.number, end, None).await?);
     }
     Ok(())
-}
-
-/// What happened to issue `n`'s labels since comment `end` (an end record stating labels) was
-/// posted, from the issue's events: the changes people made, and whether it was claimed again.
-pub async fn since_end(ctx: &Ctx, n: u64, end: u64) -> anyhow::Result<SinceEnd> {
-    let posted = ctx.client.get_comment(end).await?.created_at;
-    since_end_at(ctx, n, posted).await
-}
-
-/// [`since_end`] for an end record posted at `posted` (its comment's `created_at`).
-pub async fn since_end_at(
-    ctx: &Ctx,
-    n: u64,
-    posted: chrono::DateTime<chrono::Utc>,
-) -> anyhow::Result<SinceEnd> {
-    let all = label_changes_since(ctx, n, posted).await?;
-    let in_progress = &ctx.config.labels.in_progress;
-    Ok(SinceEnd::of(all, &ctx.trust, in_progress))
-}
-
-/// Every label change anyone made on issue `n` at or after `since` (GitHub's clock, to the
-/// second), oldest first, from the issue's events; `by` is empty for a deleted account.
-pub async fn label_changes_since(
-    ctx: &Ctx,
-    n: u64,
-    since: chrono::DateTime<chrono::Utc>,
-) -> anyhow::Result<Vec<LabelChange>> {
-    let events = ctx.client.issue_events(n).await?;
-    Ok(events
-        .into_iter()
-        .filter(|e| e.created_at >= since && matches!(e.event.as_str(), "labeled" | "unlabeled"))
-        .filter_map(|e| {
-            Some(LabelChange {
-                added: e.event == "labeled",
-                label: e.label?.name,
-                by: e.actor.map(|a| a.login).unwrap_or_default(),
-            })
-        })
-        .collect())
 }
 
 /// The Issue branch of a thirdshift Command a host reports dead on `issue` (no claim of ours, still

@@ -15,7 +15,7 @@ use crate::context::Ctx;
 use crate::github::Comment;
 use crate::protocol::record::{decode, Decoded, Kind, Trust};
 use crate::store::find_record;
-use crate::store::read::{complete_comments, read_through, Listing};
+use crate::store::read::{complete_comments_and_labels, read_through, Listing};
 
 /// Whose copy counts as the first one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,14 +163,18 @@ pub async fn keep_first(ctx: &Ctx, n: u64, posted: Comment, key: &str, kind: Kin
 /// Before issue `n` leaves every pass's view: reads all its comments (`read::complete_comments`), so
 /// a stale list hides no copy, then deletes every later copy of our own end records (the first
 /// trusted end record of a claim stays). Fails when the list stays behind the count: the caller
-/// keeps `in-progress` and the next pass comes back. Returns the complete list it read.
-pub async fn settle_before_leaving(ctx: &Ctx, n: u64) -> anyhow::Result<Vec<Comment>> {
-    let comments = complete_comments(ctx, n)
+/// keeps `in-progress` and the next pass comes back. Returns the complete list it read, and the
+/// issue's labels as that read showed them.
+pub async fn settle_before_leaving(
+    ctx: &Ctx,
+    n: u64,
+) -> anyhow::Result<(Vec<Comment>, Vec<String>)> {
+    let (comments, labels) = complete_comments_and_labels(ctx, n)
         .await
         .context("`in-progress` stays until a pass sees every comment")?;
     let later = later_copies(ctx, &comments, n, Kind::End, None, FirstOf::Trusted);
     delete(ctx, n, &later, "a later copy of an end record").await?;
-    Ok(comments)
+    Ok((comments, labels))
 }
 
 #[cfg(test)]

@@ -88,14 +88,24 @@ pub async fn claim_comments(ctx: &Ctx, local: &LocalClaim) -> anyhow::Result<Vec
 /// the issue's `comments` count, so a stale list hides nothing that was there when the count was
 /// read. Fails when the list stays behind.
 pub async fn complete_comments(ctx: &Ctx, n: u64) -> anyhow::Result<Vec<Comment>> {
+    Ok(complete_comments_and_labels(ctx, n).await?.0)
+}
+
+/// [`complete_comments`], with the issue's labels as the same read of the issue showed them
+/// (read before the list, so a label change made before the last comment is in them).
+pub async fn complete_comments_and_labels(
+    ctx: &Ctx,
+    n: u64,
+) -> anyhow::Result<(Vec<Comment>, Vec<String>)> {
     for read in 0..LIST_READS {
         if read > 0 {
             ctx.client.back_off(read).await;
         }
-        let count = ctx.client.get_issue(n).await?.comments;
+        let issue = ctx.client.get_issue(n).await?;
         let comments = ctx.client.list_issue_comments(n).await?;
-        if comments.len() as u64 >= count {
-            return Ok(comments);
+        if comments.len() as u64 >= issue.comments {
+            let labels = issue.labels.into_iter().map(|l| l.name).collect();
+            return Ok((comments, labels));
         }
     }
     anyhow::bail!(

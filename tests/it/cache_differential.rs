@@ -94,6 +94,7 @@ fn end_of(issue: u64, claim_id: &str) -> EndRecord {
         signal: None,
         cause: None,
         claim_comment_id: None,
+        events_seen: None,
         labels_after: Some(Vec::new()),
         kept: None,
         pull_request: None,

@@ -305,6 +305,7 @@ fn end() -> EndRecord {
         signal: None,
         cause: None,
         claim_comment_id: None,
+        events_seen: None,
         labels_after: Some(vec!["ready-for-agent".into()]),
         kept: None,
         pull_request: None,

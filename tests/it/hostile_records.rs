@@ -30,6 +30,7 @@ fn forged_end(issue: u64, claim_id: &str) -> String {
         signal: None,
         cause: None,
         claim_comment_id: None,
+        events_seen: None,
         labels_after: Some(vec![READY.into()]),
         kept: None,
         pull_request: None,

@@ -129,13 +129,13 @@ async fn a_trusted_persons_take_over_by_hand_is_kept_by_the_next_passes() {
             .await
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        assert_eq!(
-            world.labels(issue),
-            [IN_PROGRESS],
-            "{}",
-            history(&world, issue)
-        );
+        labels_are(&world, issue, &[IN_PROGRESS]);
     }
+}
+
+/// Asserts issue `issue` carries `want`, printing its label history when not.
+fn labels_are(world: &World, issue: u64, want: &[&str]) {
+    assert_eq!(world.labels(issue), want, "{}", history(world, issue));
 }
 
 /// The issue's label changes, for a failure message.
@@ -147,4 +147,50 @@ fn history(world: &World, issue: u64) -> String {
         .map(|(at, c)| format!("{} {c}", at.format("%H:%M:%S")))
         .collect();
     lines.join("; ")
+}
+
+/// The route the fence reads an issue by, before it writes that issue's labels.
+const ISSUE: &str = "/repos/{owner}/{repo}/issues/{issue_number}";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_take_over_between_a_passs_read_and_its_labels_in_the_ends_second_stands() {
+    let world = World::new().await;
+    let issue = world.ready_issue("taken over mid-pass");
+    start_run(&world, "h1", issue, "sleep 600")
+        .await
+        .kill_all()
+        .await;
+    observe(&world, "h1").await;
+    // Given GitHub's clock at one second for all that follows, as its timestamps make it
+    world.sim.freeze_clock(Some(chrono::Utc::now()));
+    // And a pass that read the issue with its dead owner and posted the end record, held by a
+    // slow GitHub before its labels
+    world.sim.stall("GET", ISSUE);
+    let pass = tokio::spawn(world.cli("r1").arg("reconcile").output());
+    wait_until("the pass to be held", STEP, || world.sim.stalled() > 0).await;
+    assert_eq!(
+        ends(&world, issue).len(),
+        1,
+        "the end record was posted first"
+    );
+    // When another writer sets the end's labels and a person takes the issue over, in that
+    // second: the labels are again exactly the ones the held pass read (A-B-A), only the
+    // issue's events tell
+    world.sim.set_labels_as(issue, &[READY], BOT);
+    world.sim.set_labels_as(issue, &[IN_PROGRESS], "acme");
+    world.sim.release_stalls();
+    let out = pass.await.unwrap().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Then the person's labels stand, and over three more passes
+    labels_are(&world, issue, &[IN_PROGRESS]);
+    for _ in 0..3 {
+        observe_reconcile(&world, "h1").await;
+        labels_are(&world, issue, &[IN_PROGRESS]);
+    }
+    assert_eq!(ends(&world, issue).len(), 1, "nothing more written");
+}
+
+async fn observe(world: &World, host: &str) {
+    let out = world.exec(host, &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

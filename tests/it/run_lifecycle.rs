@@ -251,6 +251,7 @@ fn superseded(issue: u64, claim_id: &str, comment: u64) -> EndRecord {
         signal: None,
         cause: None,
         claim_comment_id: Some(comment),
+        events_seen: None,
         labels_after: None,
         kept: None,
         pull_request: None,

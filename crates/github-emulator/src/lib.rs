@@ -381,6 +381,14 @@ impl Sim {
         self.lock().log.clear();
     }
 
+    /// Stamps every comment, label event and issue change from now on with `at` (to the second),
+    /// as GitHub's one-second timestamps make many things happen "at once"; `None` lets the
+    /// clock run again.
+    pub fn freeze_clock(&self, at: Option<chrono::DateTime<chrono::Utc>>) {
+        use chrono::SubsecRound as _;
+        self.lock().clock = at.map(|t| t.trunc_subsecs(0));
+    }
+
     /// Moves every issue's and comment's timestamps `by` into the past, as if the history seeded
     /// so far had been written earlier (benchmarks seed days of history in a second).
     pub fn backdate(&self, by: std::time::Duration) {

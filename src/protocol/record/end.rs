@@ -106,6 +106,11 @@ pub struct EndRecord {
     /// The id of the claim comment ended, when the ender knew it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim_comment_id: Option<u64>,
+    /// The id of the issue's newest label event its writer had read just before posting this
+    /// record: events with a larger id came after it (`snapshot::since_end`). Absent in records
+    /// written before ids were kept, and when the issue had no label event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_seen: Option<u64>,
     /// The labels the ender adds when it owned the issue's labels (`in-progress` is always
     /// removed; no other label is touched). `None`: the Claim did not own the labels
     /// (withdrawn, superseded).
@@ -224,6 +229,7 @@ impl EndRecord {
             signal: None,
             cause: None,
             claim_comment_id: None,
+            events_seen: None,
             labels_after: None,
             kept: None,
             pull_request: None,
@@ -324,6 +330,7 @@ pub(crate) mod tests {
             signal: None,
             cause: None,
             claim_comment_id: Some(5_000_000_001),
+            events_seen: None,
             labels_after: Some(vec!["ready-for-human".into()]),
             kept: None,
             pull_request: None,
@@ -367,6 +374,7 @@ pub(crate) mod tests {
             exit_code: None,
             signal: None,
             claim_comment_id: None,
+            events_seen: None,
             labels_after: None,
             kept: None,
             pull_request: None,

@@ -142,6 +142,7 @@ fn command_end(config: &Config, own: &Ownership, c: CommandEnd<'_>) -> EndRecord
         signal: None,
         cause: Some(c.cause.clone()),
         claim_comment_id: None,
+        events_seen: None,
         labels_after: Some(labels_after),
         kept: c.kept.cloned(),
         pull_request: c.origin.and_then(Origin::pull_request),

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::{now, Comment, Issue, State, Target};
+use super::{Comment, Issue, State, Target};
 
 impl State {
     pub(crate) fn create_issue(
@@ -24,7 +24,7 @@ impl State {
                 names.push(name);
             }
         }
-        let (number, id, at) = (self.next_number, self.next_object_id(), now());
+        let (number, id, at) = (self.next_number, self.next_object_id(), self.now());
         self.next_number += 1;
         self.issues.insert(
             number,
@@ -59,7 +59,7 @@ impl State {
             return None;
         }
         let author = self.ensure_user(author);
-        let (id, at) = (self.next_object_id(), now());
+        let (id, at) = (self.next_object_id(), self.now());
         let created = Instant::now();
         let listed_from = self.draw_listed_from();
         let listed_after = listed_from.map(|t| t.saturating_duration_since(created));
@@ -117,10 +117,11 @@ impl State {
 
     /// Edits a comment's body (the issue's `updated_at` does not move, as on GitHub).
     pub(crate) fn edit_comment(&mut self, id: u64, body: &str) -> bool {
+        let at = self.now();
         match self.comments.get_mut(&id) {
             Some(c) => {
                 c.body = body.to_string();
-                c.updated_at = now();
+                c.updated_at = at;
                 true
             }
             None => false,
@@ -132,22 +133,25 @@ impl State {
             return false;
         };
         self.reactions.retain(|r| r.target != Target::Comment(id));
+        let at = self.now();
         if let Some(i) = self.issues.get_mut(&c.issue) {
             i.comments = i.comments.saturating_sub(1);
-            i.updated_at = now();
+            i.updated_at = at;
         }
         true
     }
 
     /// Bumps an issue's `updated_at`.
     pub(crate) fn touch(&mut self, issue: u64) {
+        let at = self.now();
         if let Some(i) = self.issues.get_mut(&issue) {
-            i.updated_at = now();
+            i.updated_at = at;
         }
     }
 
     /// Opens or closes an issue, keeping `closed_at`, `closed_by` and `state_reason` right.
     pub(crate) fn set_state(&mut self, issue: u64, open: bool, reason: Option<&str>, by: &str) {
+        let at = self.now();
         let Some(i) = self.issues.get_mut(&issue) else {
             return;
         };
@@ -157,7 +161,6 @@ impl State {
             }
             return;
         }
-        let at = now();
         i.open = open;
         i.updated_at = at;
         if open {

@@ -95,7 +95,7 @@ impl State {
         if before == after {
             return;
         }
-        let at = now();
+        let at = self.now();
         let gone = before
             .iter()
             .filter(|l| !after.contains(l))

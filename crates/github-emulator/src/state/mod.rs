@@ -191,6 +191,9 @@ pub(crate) struct State {
     pub script: crate::script::Script,
     /// GitHub Apps installed on the repository (`apps.rs`).
     pub apps: Vec<App>,
+    /// When set, every comment, label event and issue change is stamped with this time, as if
+    /// they all happened in one second (`Sim::freeze_clock`).
+    pub clock: Option<DateTime<Utc>>,
     pub installation_tokens: HashMap<String, apps::InstallationToken>,
     pub installation_token_lifetime: chrono::Duration,
     /// The bodies of `POST .../access_tokens` requests, in order.
@@ -200,6 +203,11 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// Now, at second precision, or the frozen time (`clock`).
+    pub(crate) fn now(&self) -> DateTime<Utc> {
+        self.clock.unwrap_or_else(now)
+    }
+
     pub(crate) fn new(config: SimConfig) -> State {
         let rng = Rng::new(config.seed);
         State {
@@ -227,6 +235,7 @@ impl State {
             list_horizon: None,
             script: Default::default(),
             apps: Vec::new(),
+            clock: None,
             installation_tokens: HashMap::new(),
             installation_token_lifetime: apps::default_token_lifetime(),
             token_requests: Vec::new(),
