@@ -4,10 +4,13 @@
 //! - `fleet`: H hosts (1, 10, 50), each with one live Run, each observing every minute as its
 //!   crontab line does (a new process each time), and a reconcile every 5 minutes, over an hour
 //!   of rounds (60; the rounds run back to back: what is counted is requests and budget, not
-//!   time). Budget per hour against a job token's 1,000 and an App installation's 5,000.
+//!   time). So that what happens once an hour happens too (each host rewrites its unchanged
+//!   report every `observe.refresh_mins`, 60 by default, judged by the report's GitHub time),
+//!   the emulator's history is moved an hour back before the last round. Budget per hour against
+//!   a job token's 1,000 and an App installation's 5,000.
 //! - `cold`: a pass with no cache on a repository with 100,000 old ordinary comments and N = 100
-//!   claims, before and after the registry's view record holds a listing mark, against a warm
-//!   pass.
+//!   claims, before the registry's view record holds a listing mark (a repository's first pass)
+//!   and after, against a warm pass; the target is judged on both.
 //!
 //! `cargo bench --bench fleet` runs both; `-- --write` puts the table into docs/performance.md.
 //! Without `--bench` (as `cargo test --all-targets` runs it) it is a smoke run (H = 1, 2 rounds,
@@ -89,6 +92,10 @@ async fn hour(hosts: usize, rounds: usize) -> Hour {
     let (mut observes, mut reconciles) = (0, 0);
     let (mut observe_budget, mut observe_max) = (0u64, 0u64);
     for round in 0..rounds {
+        if round + 1 == rounds && rounds > 1 {
+            // (an hour has passed since the first round, to GitHub's clock: hourly refreshes due)
+            f.sim.backdate(std::time::Duration::from_secs(3600));
+        }
         for name in &names {
             let left = f.sim.rate_remaining(BOT_TOKEN);
             ok(as_host(&f, name, &["observe"]), "observe");
@@ -211,13 +218,18 @@ fn main() {
     let target_cold = 2 * c.warm + c.claims.div_ceil(100);
     let largest = hours.last().expect("one size");
     let per_observe = largest.observe_budget as f64 / largest.observes.max(1) as f64;
+    let judge = |n: usize| if n <= target_cold { "met" } else { "missed" };
     table.push_str(&format!(
         "\nA pass with no cache on {} old comments and N = {} claims: {} requests with no \
          listing mark, {} with the view's mark; a warm pass: {} requests.\n\n\
          | target | measured | goal | |\n|---|---|---|---|\n\
          | 1 idle observe | {per_observe:.2} budget units per observe on average, {} at most (the first after a reconcile rewrote the dashboard) | ≤ 1 | {} |\n\
-         | 1 {} hosts every minute + reconcile every 5 minutes | {} an hour | ≤ 5,000 (moonshot ≤ 1,000) | {} |\n\
-         | 2 cold pass, 100,000 old comments, N = 100 | {} requests | ≤ 2 × warm + ceil(N/100) = {target_cold} | {} |\n",
+         | 1 {} hosts every minute + reconcile every 5 minutes, with the hourly report refreshes | {} an hour | ≤ 5,000 (moonshot ≤ 1,000) | {} |\n\
+         | 2 cold pass, 100,000 old comments, N = 100, no mark yet (a repository's first pass) | {} requests | ≤ 2 × warm + ceil(N/100) = {target_cold} | {} |\n\
+         | 2 cold pass, the same, with the view's listing mark (every later cold pass) | {} requests | the same | {} |\n\n\
+         Not measured: wall time (the rounds run back to back), GitHub's own caching and \
+         pagination beyond 100 a page, other tools spending the same token, a reconcile that \
+         answers commands.\n",
         c.old_comments,
         c.claims,
         c.no_mark,
@@ -234,8 +246,10 @@ fn main() {
         } else {
             "missed"
         },
+        c.no_mark,
+        judge(c.no_mark),
         c.with_mark,
-        if c.with_mark <= target_cold { "met" } else { "missed" },
+        judge(c.with_mark),
     ));
     println!("{table}");
     if args.iter().any(|a| a == "--write") {

@@ -586,19 +586,33 @@ async fn a_failing_pass_is_an_error_annotation_and_a_dry_run_input_writes_nothin
             .contains("::error title=thirdshift-reconciler::"),
         "{step:#?}"
     );
-    // And with the dry-run input a pass prints what it would write and writes nothing
+    // And given a killed Run that h1 reported dead, which a pass would end
+    let issue = world.ready_issue("dead, for the dry run");
+    start_run(&world, "h1", issue, "sleep 30")
+        .await
+        .kill_all()
+        .await;
+    let observed = world.exec("h1", &["observe"]).await;
+    assert_eq!(observed.status.code(), Some(0), "{}", stderr(&observed));
+    // When the Action runs a pass with the dry-run input
     world.sim.clear_requests();
     let run = runner
         .run_action(&[("command", "reconcile"), ("dry-run", "true")])
         .await;
+    // Then it prints the end it would write, and writes nothing
     let step = run.step("Run thirdshift-reconciler");
     assert_eq!(step.code, Some(0), "{step:#?}");
     assert!(
-        step.stdout.contains("reconcile --dry-run:"),
+        step.stdout.contains("reconcile --dry-run:") && step.stdout.contains(&format!("#{issue}")),
         "{}",
         step.stdout
     );
     assert_eq!(writes(&world), Vec::<String>::new());
+    assert!(ends(&world, issue).is_empty());
+    // And the same pass without it writes that end: there was something to write
+    let run = runner.run_action(&[("command", "reconcile")]).await;
+    assert_eq!(run.step("Run thirdshift-reconciler").code, Some(0));
+    assert_eq!(ends(&world, issue).len(), 1, "{:?}", writes(&world));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -134,11 +134,16 @@ async fn a_run_that_ends_normally_leaves_its_companion_nothing_to_do() {
     let issue = world.ready_issue("ends normally");
     let mut run = run_with_companion(&world, issue, "sleep 1").await;
     let companion = companion_of(&run.claim_id).await;
+    // (held stopped until the Run's own requests are counted, so none of its can slip in first)
+    // SAFETY: kill(2) of the companion process this test's Run started.
+    assert_eq!(unsafe { libc::kill(companion as i32, libc::SIGSTOP) }, 0);
     // When the Run's command succeeds and the Run ends its own Claim
     let status = run.child.wait().await.unwrap();
     assert!(status.success(), "{status}");
     assert_eq!(ends(&world, issue).len(), 1);
     let requests_at_end = world.sim.requests().len();
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(companion as i32, libc::SIGCONT) }, 0);
     // Then its companion exits without a single request to GitHub: no observe, no pass
     wait_until("the companion to exit", STEP, || gone(companion)).await;
     let after: Vec<String> = world.sim.requests()[requests_at_end..]

@@ -63,18 +63,26 @@ async fn exit_code(run: &mut LiveRun, secs: u64) -> Option<i32> {
 /// A command that, on TERM, stops its child with USR1 (a signal of its own choosing, as
 /// thirdshift stops a Codex Harness with SIGINT), writes `cleanup.txt` into `work` and takes
 /// `secs` more to finish; its child writes which signal reached it (`usr1`, or `term` when the
-/// stop reached it directly) into the returned file.
+/// stop reached it directly) into the returned file. The command creates `<that file>.armed`
+/// once both its trap and its child's are set.
 fn stops_its_own_child(world: &World, work: &Path, secs: u32) -> (String, PathBuf) {
     let seen = world.dir.path().join("child-saw");
     let script = format!(
         "sh -c 'trap \"echo usr1 > {s}; exit 0\" USR1; trap \"echo term > {s}; exit 1\" TERM; \
-         while :; do sleep 0.2; done' & child=$!; \
+         touch {s}.child; while :; do sleep 0.2; done' & child=$!; \
          trap 'kill -USR1 $child; wait $child; echo cleanup > {w}/cleanup.txt; sleep {secs}; \
-         exit 0' TERM; while :; do sleep 1; done",
+         exit 0' TERM; while [ ! -f {s}.child ]; do sleep 0.05; done; touch {s}.armed; \
+         while :; do sleep 1; done",
         s = seen.display(),
         w = work.display()
     );
     (script, seen)
+}
+
+/// Waits until the command of [`stops_its_own_child`] has set its traps.
+async fn armed(seen: &Path) {
+    let armed = seen.with_extension("armed");
+    wait_until("the command to set its traps", STEP, || armed.exists()).await;
 }
 
 /// The binary, for a command that reports a stage from inside its Run.
@@ -120,7 +128,7 @@ async fn a_leader_forwarded_stop_lets_the_command_stop_its_own_child_within_the_
     // writes a file and takes 20 s to finish; its child notes which signal reached it
     let (script, seen) = stops_its_own_child(&world, &origin.work, 20);
     let mut run = start(&world, issue, &origin.work, Some(&config), &script).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    armed(&seen).await;
     // When the Run is asked to stop
     let pid = run.child.id().expect("the Run runs");
     // SAFETY: kill(2) of the Run process this test started.
@@ -234,7 +242,7 @@ async fn a_cancel_carried_out_by_the_host_honours_a_leader_forwarded_stop() {
     let config = config(&world, "run:\n  forward: leader\n  kill_grace_secs: 30\n");
     let (script, seen) = stops_its_own_child(&world, &origin.work, 2);
     let mut run = start(&world, issue, &origin.work, Some(&config), &script).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    armed(&seen).await;
     // When a person cancels it and its host carries the cancel out
     cancel_and_observe(&world, issue, &config).await;
     // Then the stop reached the command alone, which stopped its child itself, unkilled

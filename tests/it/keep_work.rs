@@ -429,6 +429,9 @@ async fn run_that_finished_is_not_salvaged_when_a_stale_list_hides_its_end_recor
         passes += 1;
     }
     assert!(passes < 10, "observe never completed");
+    // (the lists did hide the end record from those reads)
+    let lagged = world.sim.fault_counts();
+    assert!(lagged.hidden_comments > 0, "{lagged:?}");
     // Then nothing of the finished Run's worktree was committed or pushed as a failed run
     assert_nothing_salvaged(&origin, &branch);
     assert_eq!(ends(&world, issue).len(), 1);
@@ -567,7 +570,12 @@ async fn cancelled_run_pushes_its_work_before_its_claim_ends() {
     let ends = ends(&world, issue);
     assert_eq!(ends.len(), 1, "{ends:?}");
     assert_eq!(ends[0].outcome, Outcome::Cancelled);
-    assert!(ends[0].kept.as_ref().is_some_and(|k| k.pushed));
+    // And it names the very commit origin holds as pushed: it was written once the push was
+    // done, so the push came before the Claim's end
+    let kept = ends[0].kept.as_ref().expect("what was kept");
+    let on_origin = git(&origin.bare, &["rev-parse", &branch]);
+    assert!(kept.pushed, "{kept:?}");
+    assert_eq!(kept.head.as_deref(), Some(on_origin.trim()), "{kept:?}");
     assert!(world.labels(issue).is_empty(), "{:?}", world.labels(issue));
 }
 

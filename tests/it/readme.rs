@@ -10,6 +10,7 @@ use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::harness::exit_within;
 use thirdshift_reconciler::github::Client;
 use thirdshift_reconciler::protocol::record::{decode, Decoded, Record};
 
@@ -58,6 +59,10 @@ fn tool_homes() -> (PathBuf, PathBuf) {
     (cargo, rustup)
 }
 
+/// How long the README's example may take: it builds the binary in release mode (cached in the
+/// shared target folder after the first time) and runs one Run.
+const EXAMPLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(900);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readmes_run_example_records_its_stage_when_run_as_written() {
     // Given the README's example and a fresh copy of the repository, with a home of its own
@@ -82,10 +87,10 @@ async fn the_readmes_run_example_records_its_stage_when_run_as_written() {
         .spawn()
         .expect("bash runs");
     let group = child.id() as i32;
-    let status = tokio::task::spawn_blocking(move || child.wait())
+    let what = "the README's example";
+    let status = tokio::task::spawn_blocking(move || exit_within(&mut child, EXAMPLE_LIMIT, what))
         .await
-        .unwrap()
-        .expect("wait for bash");
+        .unwrap();
     // Then the Run ended well, and its claim record shows the stage its command recorded
     let client = Client::new(
         "http://127.0.0.1:8085",

@@ -88,17 +88,28 @@ fn key_secrets(keys: &KeyPair) -> Vec<(&'static str, String)> {
         .collect();
     out.push(("a PEM private key header", "PRIVATE KEY-----".into()));
     out.push(("an installation token", "ghs_".into()));
-    out.push(("a JWT", "eyJhbGciOi".into()));
+    out.push(("a JWT the App signs", jwt_header(keys)));
     out
 }
 
-/// GitHub failing a fifth of the requests (502, half of failed writes applied) and 2% with a
+/// The first part of every JWT the product signs for an App (its header, `{"typ":"JWT",
+/// "alg":"RS256"}` as base64url), with the dot after it: made by the product's own signer, so
+/// the needle is what a leaked JWT would begin with, whatever the header's field order.
+fn jwt_header(keys: &KeyPair) -> String {
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(keys.private_pem.as_bytes()).unwrap();
+    let jwt = thirdshift_reconciler::github::app_jwt(APP_ID, &key, 1_700_000_000).unwrap();
+    let header = jwt.split('.').next().unwrap();
+    assert!(header.starts_with("eyJ"), "{jwt}");
+    format!("{header}.")
+}
+
+/// GitHub failing a fifth of the requests (502, half of failed writes applied) and 5% with a
 /// secondary limit (half 429, half 403).
 fn flaky() -> Faults {
     Faults {
         server_error_rate: 0.2,
         applied_before_error: 0.5,
-        rate_limited_rate: 0.02,
+        rate_limited_rate: 0.05,
         secondary_as_403: 0.5,
         ..Faults::default()
     }
@@ -163,6 +174,13 @@ fn command_event(world: &World, issue: u64) -> PathBuf {
     path
 }
 
+/// The faults GitHub answered with so far, from the emulator's log: `(502s, 429s)`.
+fn faults_seen(world: &World) -> (usize, usize) {
+    let statuses: Vec<u16> = world.sim.requests().iter().map(|r| r.status).collect();
+    let count = |s: u16| statuses.iter().filter(|&&x| x == s).count();
+    (count(502), count(429))
+}
+
 /// Runs every command once as `cli` makes it; returns the outputs by name.
 async fn every_command(
     world: &World,
@@ -178,7 +196,11 @@ async fn every_command(
     assert_eq!(claim.status.code(), Some(0), "claim: {}", stderr(&claim));
     let claim_id = stdout(&claim);
     outs.push(("claim".to_string(), claim));
-    let script = format!("'{bin}' stage working --log http://logs/x && echo done");
+    // (its second stage comes 12 s later: with App tokens living 20 s, the Run renews its token
+    // in between, renewed when less than half its life is left)
+    let script = format!(
+        "'{bin}' stage working --log http://logs/x && sleep 12 && '{bin}' stage checking && echo done"
+    );
     let b = b.to_string();
     let run = ["run", "--issue", &b, "--", "sh", "-c", &script];
     outs.push(("run".into(), output(cli("h1"), &run).await));
@@ -243,6 +265,11 @@ async fn a_token_never_appears_in_output_records_state_or_step_summary() {
         cmd
     };
     let outs = every_command(&world, &cli, &html).await;
+    let (bad_gateways, limits) = faults_seen(&world);
+    assert!(
+        bad_gateways > 0 && limits > 0,
+        "502s {bad_gateways}, 429s {limits}"
+    );
     // And a command runs with a token GitHub refuses (401)
     let mut refused = setup.cli(&world, "h3");
     refused.env("GH_TOKEN", WRONG_TOKEN);
@@ -306,6 +333,15 @@ async fn an_app_private_key_and_its_tokens_never_appear_in_output_records_or_sta
         cmd
     };
     let outs = every_command(&world, &cli, &html).await;
+    let (bad_gateways, limits) = faults_seen(&world);
+    assert!(
+        bad_gateways > 0 && limits > 0,
+        "502s {bad_gateways}, 429s {limits}"
+    );
+    // (the Run renewed its installation token between its two stages: the expiry happened)
+    let run = &outs.iter().find(|(n, _)| n == "run").expect("the run").1;
+    let renewed = stderr(run).matches("installation token renewed").count();
+    assert!(renewed >= 2, "renewed {renewed} times: {}", stderr(run));
     // And a command runs with a key that is not the App's (GitHub answers 401)
     let mut refused = setup.cli(&world, "h3");
     refused

@@ -15,16 +15,20 @@ use harness::*;
 fn observe_at(api_url: &str) -> (Output, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_thirdshift-reconciler"))
-        .env_clear()
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_thirdshift-reconciler"));
+    cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("GITHUB_TOKEN", BOT_TOKEN)
         .env("GITHUB_API_URL", api_url)
         .args(["--repo", "acme/widgets", "--host", "h1", "--state-dir"])
         .arg(dir.path())
-        .arg("observe")
-        .output()
-        .unwrap();
+        .arg("observe");
+    // (a product that waits for ever fails here, not by hanging the test)
+    let out = output_within(
+        &mut cmd,
+        Duration::from_secs(60),
+        "observe of an unreachable API",
+    );
     (out, started.elapsed())
 }
 

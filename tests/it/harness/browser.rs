@@ -25,23 +25,22 @@ pub fn chromium() -> PathBuf {
 /// Runs Chromium headless on `page` with `args`; returns stdout.
 pub fn chromium_run(page: &Path, args: &[String]) -> String {
     let profile = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium starts");
+    let mut cmd = std::process::Command::new(chromium());
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", profile.path().display()))
+    .args(args)
+    .arg(format!("file://{}", page.display()));
+    let out = super::output_within(&mut cmd, std::time::Duration::from_secs(120), "chromium");
     assert!(
         out.status.success(),
         "chromium: {}",

@@ -11,6 +11,7 @@ mod pickup;
 mod replay;
 mod runs;
 mod standins;
+mod within;
 pub use action::*;
 pub use browser::*;
 pub use chaos::*;
@@ -19,6 +20,7 @@ pub use gates::*;
 pub use pickup::*;
 pub use runs::*;
 pub use standins::*;
+pub use within::*;
 
 use std::path::PathBuf;
 use std::process::Output;

@@ -168,7 +168,6 @@ impl Soak<'_> {
 
 /// Starts the stand-in on `issue` for `host`, and waits until it has claimed.
 fn start(world: &World, host: &str, issue: u64, n: usize) -> Standin {
-    use std::io::BufRead as _;
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support/standins/thirdshift-command");
     let logs = logs_dir(world, host);
@@ -183,9 +182,8 @@ fn start(world: &World, host: &str, issue: u64, n: usize) -> Standin {
         .stdout(Stdio::piped())
         .spawn()
         .expect("the thirdshift-shaped Command starts");
-    let mut line = String::new();
-    let out = child.stdout.take().unwrap();
-    std::io::BufReader::new(out).read_line(&mut line).unwrap();
+    let what = format!("the thirdshift-shaped Command on #{issue} to claim");
+    let line = super::first_line_within(&mut child, super::STEP, &what);
     let path = line.trim().strip_prefix("claimed ").unwrap_or_else(|| {
         panic!("the thirdshift-shaped Command on #{issue} did not claim: {line:?}")
     });
