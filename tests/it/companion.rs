@@ -132,12 +132,16 @@ async fn a_killed_companion_leaves_the_claim_to_the_next_pass() {
 async fn a_run_that_ends_normally_leaves_its_companion_nothing_to_do() {
     let world = World::with_companions().await;
     let issue = world.ready_issue("ends normally");
-    let mut run = run_with_companion(&world, issue, "sleep 1").await;
+    // Given a Run whose command succeeds once told to, and its companion held stopped until the
+    // Run's own requests are counted (so none of the companion's can slip in before the count)
+    let go = world.dir.path().join("go");
+    let script = format!("while [ ! -f {} ]; do sleep 0.05; done", go.display());
+    let mut run = run_with_companion(&world, issue, &script).await;
     let companion = companion_of(&run.claim_id).await;
-    // (held stopped until the Run's own requests are counted, so none of its can slip in first)
     // SAFETY: kill(2) of the companion process this test's Run started.
     assert_eq!(unsafe { libc::kill(companion as i32, libc::SIGSTOP) }, 0);
     // When the Run's command succeeds and the Run ends its own Claim
+    std::fs::write(&go, "").unwrap();
     let status = run.child.wait().await.unwrap();
     assert!(status.success(), "{status}");
     assert_eq!(ends(&world, issue).len(), 1);

@@ -61,16 +61,18 @@ async fn exit_code(run: &mut LiveRun, secs: u64) -> Option<i32> {
 }
 
 /// A command that, on TERM, stops its child with USR1 (a signal of its own choosing, as
-/// thirdshift stops a Codex Harness with SIGINT), writes `cleanup.txt` into `work` and takes
-/// `secs` more to finish; its child writes which signal reached it (`usr1`, or `term` when the
-/// stop reached it directly) into the returned file. The command creates `<that file>.armed`
-/// once both its trap and its child's are set.
+/// thirdshift stops a Codex Harness with SIGINT) a second later, writes `cleanup.txt` into `work`
+/// and takes `secs` more to finish; its child writes which signal reached it first (`usr1`, or
+/// `term` when the stop reached it directly) into the returned file. The command creates
+/// `<that file>.armed` once both its trap and its child's are set. (The second is no wait for
+/// anything: a child the stop never reaches writes `usr1` however late it comes; it only keeps a
+/// stop that reached the child directly from racing the command's USR1.)
 fn stops_its_own_child(world: &World, work: &Path, secs: u32) -> (String, PathBuf) {
     let seen = world.dir.path().join("child-saw");
     let script = format!(
         "sh -c 'trap \"echo usr1 > {s}; exit 0\" USR1; trap \"echo term > {s}; exit 1\" TERM; \
          touch {s}.child; while :; do sleep 0.2; done' & child=$!; \
-         trap 'kill -USR1 $child; wait $child; echo cleanup > {w}/cleanup.txt; sleep {secs}; \
+         trap 'sleep 1; kill -USR1 $child; wait $child; echo cleanup > {w}/cleanup.txt; sleep {secs}; \
          exit 0' TERM; while [ ! -f {s}.child ]; do sleep 0.05; done; touch {s}.armed; \
          while :; do sleep 1; done",
         s = seen.display(),

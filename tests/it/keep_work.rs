@@ -65,6 +65,41 @@ fn origin_log(origin: &Origin, branch: &str) -> Vec<String> {
     origin.log(branch)
 }
 
+/// The `post-receive` hook of [`count_ends_at_each_push`]: PYTHON, URL, TOKEN and OUT replaced.
+const COUNT_ENDS_HOOK: &str = r#"#!PYTHON
+import json, urllib.request
+req = urllib.request.Request("URL", headers={"Authorization": "token TOKEN"})
+bodies = [c["body"] for c in json.load(urllib.request.urlopen(req))]
+ends = sum(1 for b in bodies for line in b.splitlines() if line.startswith("<!-- thirdshift:v1:end "))
+open("OUT", "a").write(f"{ends}\n")
+"#;
+
+/// Makes origin note, as each push lands (its `post-receive` hook, which git runs before the push
+/// returns), how many end records the issue's comments held at that moment on the emulator;
+/// returns the file the counts go to, one line per push.
+fn count_ends_at_each_push(world: &World, origin: &Origin, issue: u64) -> std::path::PathBuf {
+    let out = origin.bare.join("ends-at-push");
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    let url = format!(
+        "{}/repos/{}/issues/{issue}/comments?per_page=100",
+        world.server.url,
+        world.sim.repo_full_name()
+    );
+    let hook = COUNT_ENDS_HOOK
+        .replace("PYTHON", String::from_utf8(python.stdout).unwrap().trim())
+        .replace("URL", &url)
+        .replace("TOKEN", BOT_TOKEN)
+        .replace("OUT", &out.to_string_lossy());
+    let path = origin.bare.join("hooks/post-receive");
+    std::fs::write(&path, hook).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    out
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_killed_mid_edit_has_its_work_pushed_and_is_handed_to_people() {
     let (world, origin, issue, branch) = setup("killed mid-edit").await;
@@ -555,8 +590,10 @@ fn grace_config(world: &World) -> std::path::PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_run_pushes_its_work_before_its_claim_ends() {
     let (world, origin, issue, branch) = setup("cancelled").await;
-    // Given a Run with an unpushed commit and a dirty file
+    // Given a Run with an unpushed commit and a dirty file, and an origin that notes the end
+    // records on the issue as each push lands
     edit(&origin.work, "first-step");
+    let ends_at_push = count_ends_at_each_push(&world, &origin, issue);
     let mut run = start(&world, issue, &origin.work, "sleep 600").await;
     // When another host cancels it and the Run's host observes
     cancel_and_observe(&world, issue, &grace_config(&world)).await;
@@ -570,8 +607,10 @@ async fn cancelled_run_pushes_its_work_before_its_claim_ends() {
     let ends = ends(&world, issue);
     assert_eq!(ends.len(), 1, "{ends:?}");
     assert_eq!(ends[0].outcome, Outcome::Cancelled);
-    // And it names the very commit origin holds as pushed: it was written once the push was
-    // done, so the push came before the Claim's end
+    // And the push landed while the issue held no end record: the work reached origin before
+    // the Claim ended, and the end names the very commit origin holds as pushed
+    let at_pushes = std::fs::read_to_string(&ends_at_push).expect("origin saw a push");
+    assert_eq!(at_pushes, "0\n", "end records on the issue at each push");
     let kept = ends[0].kept.as_ref().expect("what was kept");
     let on_origin = git(&origin.bare, &["rev-parse", &branch]);
     assert!(kept.pushed, "{kept:?}");
