@@ -393,27 +393,6 @@ fn the_actions_binary_lives_in_the_jobs_temp_folder_never_under_the_runners_home
     assert!(Path::new(folder).starts_with(&temp), "{folder}");
 }
 
-/// The release assets of this version for the test runner's platform (Linux X64), made from the
-/// binary under test by the release's own packaging script, under `dir/v<version>/`; the path
-/// of the archive.
-fn release_assets(dir: &Path) -> std::path::PathBuf {
-    let version = env!("CARGO_PKG_VERSION");
-    let out = dir.join(format!("v{version}"));
-    let made = std::process::Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/release/package.sh"))
-        .arg(env!("CARGO_BIN_EXE_thirdshift-reconciler"))
-        .args([version, "x86_64-unknown-linux-musl"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    std::path::PathBuf::from(String::from_utf8_lossy(&made.stdout).trim())
-}
-
 /// A folder holding a stand-in `cargo` for the minutes-long release build: it runs `first` (a
 /// shell line, `$MANIFEST` set to the `--manifest-path` given), records its arguments, and
 /// leaves the binary under test where the build would. The folder, and the file of arguments.
@@ -463,70 +442,6 @@ pub(crate) async fn serve_files(dir: std::path::PathBuf) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_install_step_downloads_its_versions_release_checks_its_sha256_and_runs_it() {
-    // Given a release of this version served as GitHub serves release downloads, and a job
-    // whose cache holds no binary
-    let world = World::new().await;
-    let assets = world.dir.path().join("releases");
-    release_assets(&assets);
-    let url = serve_files(assets).await;
-    let mut runner = Runner::new(&world, "ci");
-    runner.cache_hit = false;
-    // When the Action runs
-    let run = runner
-        .run_action(&[("command", "reconcile"), ("releases-url", &url)])
-        .await;
-    // Then the install step took the release's binary after checking its sha256, built nothing,
-    // and the pass ran with it and gave the Action's outputs
-    let install = run.step("Install the binary unless restored");
-    assert_eq!(install.code, Some(0), "{install:#?}");
-    assert!(install.stdout.contains("sha256"), "{}", install.stdout);
-    assert!(install.stdout.contains("verified"), "{}", install.stdout);
-    assert!(!install.stdout.contains("building"), "{}", install.stdout);
-    let pass = run.step("Run thirdshift-reconciler");
-    assert_eq!(pass.code, Some(0), "{pass:#?}");
-    assert_eq!(run.outputs["claims-ended"], "0", "{:?}", run.outputs);
-    assert_eq!(run.outputs["runs-seen"], "0", "{:?}", run.outputs);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_install_step_refuses_a_tampered_asset_with_an_annotation_and_installs_nothing() {
-    // Given a release whose archive was changed after its sha256 was published
-    let world = World::new().await;
-    let assets = world.dir.path().join("releases");
-    let archive = release_assets(&assets);
-    let mut bytes = std::fs::read(&archive).unwrap();
-    bytes.extend_from_slice(b"tampered");
-    std::fs::write(&archive, bytes).unwrap();
-    let url = serve_files(assets).await;
-    let mut runner = Runner::new(&world, "ci");
-    runner.cache_hit = false;
-    // When the Action runs
-    let run = runner
-        .run_action(&[("command", "status"), ("releases-url", &url)])
-        .await;
-    // Then the install step fails with an error annotation naming the mismatch, and nothing ran
-    let install = run.step("Install the binary unless restored");
-    assert_eq!(install.code, Some(1), "{install:#?}");
-    assert!(
-        install
-            .stdout
-            .contains("::error title=thirdshift-reconciler::checksum mismatch"),
-        "{}",
-        install.stdout
-    );
-    assert!(run
-        .steps
-        .iter()
-        .all(|s| s.name != "Run thirdshift-reconciler"));
-    let installed = runner.temp().join("thirdshift-reconciler");
-    let any_binary = walk(&installed)
-        .iter()
-        .any(|p| p.ends_with("thirdshift-reconciler"));
-    assert!(!any_binary, "a binary was installed");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_install_step_builds_from_source_when_its_version_has_no_release() {
     // Given no release asset for this version, and a runner with cargo: a stand-in for the
     // minutes-long `cargo build` that records how it was called and leaves the built binary
@@ -550,24 +465,6 @@ async fn the_install_step_builds_from_source_when_its_version_has_no_release() {
         assert!(args.lines().any(|a| a == expected), "{expected}: {args}");
     }
     assert_eq!(run.step("Run thirdshift-reconciler").code, Some(0));
-}
-
-/// Every file under `dir` (none when it does not exist).
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .flat_map(|e| {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p)
-            } else {
-                vec![p]
-            }
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

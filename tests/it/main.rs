@@ -71,6 +71,7 @@ mod action;
 mod app_auth;
 mod cli;
 mod readme;
+mod release;
 mod view;
 mod workflows;
 

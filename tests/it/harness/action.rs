@@ -54,6 +54,8 @@ pub struct Runner<'w> {
     pub event: Option<PathBuf>,
     /// Whether actions/cache restores the binary (else the install step finds none).
     pub cache_hit: bool,
+    /// What a cache hit restores: the binary under test unless set (a cache an agent rewrote).
+    pub cached: Option<PathBuf>,
     /// A folder put first on the steps' `PATH` (a stand-in for a tool).
     pub path_first: Option<PathBuf>,
     /// When set, every step runs under `strace -f`, each `execve` (arguments and environment)
@@ -77,6 +79,7 @@ impl<'w> Runner<'w> {
             state_dir: world.state_dir(host),
             event: None,
             cache_hit: true,
+            cached: None,
             path_first: None,
             trace: None,
             action_path: PathBuf::from(ROOT),
@@ -167,7 +170,7 @@ impl<'w> Runner<'w> {
         ctx
     }
 
-    /// actions/cache, played as a hit: the binary under test is what it restores.
+    /// actions/cache, played as a hit: the binary under test (or `cached`) is what it restores.
     fn play_uses(&self, uses: &str, step: &Value, ctx: &BTreeMap<String, String>) {
         assert!(
             uses.starts_with("actions/cache@"),
@@ -184,11 +187,9 @@ impl<'w> Runner<'w> {
             return;
         }
         std::fs::create_dir_all(&dir).expect("cache folder");
-        std::fs::copy(
-            env!("CARGO_BIN_EXE_thirdshift-reconciler"),
-            dir.join("thirdshift-reconciler"),
-        )
-        .expect("restore the binary");
+        let cached = self.cached.clone();
+        let from = cached.unwrap_or_else(|| env!("CARGO_BIN_EXE_thirdshift-reconciler").into());
+        std::fs::copy(from, dir.join("thirdshift-reconciler")).expect("restore the binary");
     }
 
     async fn run_step(
