@@ -146,7 +146,7 @@ pub enum Command {
     /// Exit 0, also when there is nothing to cancel.
     Cancel {
         /// The issue whose Run to stop.
-        #[arg(long)]
+        #[arg(long, value_parser = issue_number)]
         issue: u64,
         /// Why, in a sentence, for the request and the end record.
         #[arg(long)]
@@ -173,7 +173,7 @@ pub enum Command {
         #[arg(long, value_name = "FILE", conflicts_with = "issue")]
         html: Option<PathBuf>,
         /// Show one issue's Claim history instead.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = issue_number)]
         issue: Option<u64>,
     },
     /// The whole story on the built-in emulator, no token needed.
@@ -245,7 +245,7 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct ClaimArgs {
     /// The issue to claim.
-    #[arg(long)]
+    #[arg(long, value_parser = issue_number)]
     pub issue: u64,
     /// What the Run works on: an ordinary ticket or a specification.
     #[arg(long, value_enum, default_value_t = KindArg::Ticket)]
@@ -285,7 +285,7 @@ pub struct StageArgs {
     pub branch: Option<String>,
     /// The Claim (default: `THIRDSHIFT_CLAIM_ID`, set inside a Run).
     #[arg(long, env = "THIRDSHIFT_CLAIM_ID")]
-    pub claim: String,
+    pub claim: Option<String>,
 }
 
 /// How a Claim ends, for `release`.
@@ -307,7 +307,7 @@ pub struct ReleaseArgs {
     pub outcome: ReleaseOutcome,
     /// The Claim (default: `THIRDSHIFT_CLAIM_ID`, set inside a Run).
     #[arg(long, env = "THIRDSHIFT_CLAIM_ID")]
-    pub claim: String,
+    pub claim: Option<String>,
     /// Why, in a sentence, for the end record.
     #[arg(long)]
     pub reason: Option<String>,
@@ -424,5 +424,15 @@ mod help_tests {
             "{help}"
         );
         assert!(help.contains("Global options"), "{help}");
+    }
+}
+
+/// An issue number as `--issue` takes it: GitHub numbers issues from 1, so 0 or anything else is
+/// refused before any request is made.
+fn issue_number(value: &str) -> Result<u64, String> {
+    match value.parse::<u64>() {
+        Ok(0) => Err("issue numbers start at 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not an issue number (a whole number, 1 or more)".to_string()),
     }
 }

@@ -44,11 +44,22 @@ pub struct Ctx {
     pub config_path: Option<PathBuf>,
 }
 
+/// The config file, as every command reads it: a file that is missing (when named), is not
+/// YAML, or does not fit the settings is a usage error (exit 2), naming the file, line and
+/// column; one that cannot be read is an error (exit 1).
+pub fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<Config> {
+    use crate::protocol::config::ConfigError;
+    Config::load(path).map_err(|e| match e {
+        ConfigError::Read { .. } => anyhow::Error::new(e),
+        _ => crate::exit::Exit::usage(e.to_string()).into(),
+    })
+}
+
 impl Ctx {
     /// Connects to the repository named by the options (or by `fallback`, e.g. a local claim
     /// record's repository and API URL) and learns the token's identity.
     pub async fn connect(globals: &Options, fallback: Option<(&str, &str)>) -> anyhow::Result<Ctx> {
-        let config = Config::load(globals.config.as_deref())?;
+        let config = load_config(globals.config.as_deref())?;
         let repo_text = globals
             .repo
             .clone()

@@ -130,7 +130,7 @@ pub async fn command(globals: &Options, args: &Request) -> anyhow::Result<i32> {
     let mut launch = Launch::new(globals.config.clone(), &args.cmd)?;
     launch.kind = args.kind;
     launch.harness.clone_from(&args.harness);
-    let config = Config::load(globals.config.as_deref())?;
+    let config = crate::context::load_config(globals.config.as_deref())?;
     let host = HostIdentity::detect(globals.host.as_deref());
     let state = StateDir::resolve(globals.state_dir.as_deref())?;
     let slots = Slots::read(&config, &host, &state)?;

@@ -163,7 +163,20 @@ async fn connect_for_claim(g: &Globals, claim_id: &str) -> anyhow::Result<Ctx> {
     Ctx::connect(&g.options(), Some((&local.repo, &local.api_url))).await
 }
 
+/// The Claim a `stage` or `release` names: `--claim`, or the `THIRDSHIFT_CLAIM_ID` its Run sets.
+fn named_claim(claim: Option<String>, command: &str) -> anyhow::Result<String> {
+    let claim = claim.filter(|c| !c.trim().is_empty());
+    claim.ok_or_else(|| {
+        Exit::usage(format!(
+            "{command} runs inside a Run, which sets THIRDSHIFT_CLAIM_ID; outside one, name the \
+             Claim with --claim ID (`status` shows each Run's claim id)"
+        ))
+        .into()
+    })
+}
+
 async fn stage_cmd(g: &Globals, a: StageArgs) -> anyhow::Result<i32> {
+    let claim = named_claim(a.claim, "stage")?;
     checked_branch(a.branch.as_deref())?;
     let worktree = a.worktree.map(absolute);
     let checked_out = worktree
@@ -178,20 +191,21 @@ async fn stage_cmd(g: &Globals, a: StageArgs) -> anyhow::Result<i32> {
         session_id: None,
         session_start_ticks: None,
     };
-    if let Some(dir) = crate::run::broker::inside_run(&a.claim) {
+    if let Some(dir) = crate::run::broker::inside_run(&claim) {
         crate::run::broker::ask(&dir, &update).await?;
         return Ok(OK);
     }
-    let ctx = connect_for_claim(g, &a.claim).await?;
-    stage(&ctx, &a.claim, &update).await?;
+    let ctx = connect_for_claim(g, &claim).await?;
+    stage(&ctx, &claim, &update).await?;
     Ok(OK)
 }
 
 async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
+    let claim = named_claim(a.claim, "release")?;
     if let Some(r) = &a.reason {
-        refuse_text(r, &format!("claim {} is not released", a.claim))?;
+        refuse_text(r, &format!("claim {claim} is not released"))?;
     }
-    let ctx = connect_for_claim(g, &a.claim).await?;
+    let ctx = connect_for_claim(g, &claim).await?;
     let outcome = match a.outcome {
         ReleaseOutcome::Done => Outcome::Done,
         ReleaseOutcome::Failed => Outcome::Failed,
@@ -211,12 +225,11 @@ async fn release_cmd(g: &Globals, a: ReleaseArgs) -> anyhow::Result<i32> {
     };
     // A Run's own end may use the budget kept in reserve.
     ctx.client.spend_reserve();
-    match release(&ctx, &a.claim, &ending).await? {
-        Released::Ended { .. } => println!("claim {} ended: {}", a.claim, outcome.as_str()),
+    match release(&ctx, &claim, &ending).await? {
+        Released::Ended { .. } => println!("claim {claim} ended: {}", outcome.as_str()),
         Released::AlreadyEnded { outcome, by } => {
             println!(
-                "claim {} was already ended ({}) by @{by}",
-                a.claim,
+                "claim {claim} was already ended ({}) by @{by}",
                 outcome.as_str()
             )
         }

@@ -35,8 +35,10 @@ pub async fn watch(
         return Ok(());
     };
     crate::host::wait_for_exit(run).await;
+    say(claim_id, &format!("the Run's process {} ended", run.pid));
     for _ in 0..PASSES {
         if ended(ctx, claim_id, command_issue).await? {
+            say(claim_id, "the Claim is ended: nothing left to do");
             return Ok(());
         }
         let observed = crate::observe::observe(ctx).await?;
@@ -48,26 +50,47 @@ pub async fn watch(
             .map(|v| v.verdict.clone());
         match verdict {
             Some(Verdict::WritersAlive { pids, .. }) => {
-                tracing::info!(claim = claim_id, ?pids, "writers alive: waiting for them");
+                say(
+                    claim_id,
+                    &format!("processes of the Run still write ({pids:?}): waiting"),
+                );
                 for pid in pids {
                     if let Some(p) = ProcessIdentity::of(pid) {
                         crate::host::wait_for_exit(p).await;
                     }
                 }
             }
-            Some(Verdict::Dead { .. }) => {
+            Some(Verdict::Dead { evidence, .. }) => {
+                say(claim_id, &format!("observe: dead: {evidence}"));
                 let pass = reconcile(ctx, claim_id).await;
                 if let Some(n) = pass.as_ref().and_then(|p| continued(p, claim_id)) {
+                    say(claim_id, &format!("carrying #{n} on as a Continuation"));
                     continuation(ctx, claim_id, n).await;
                     return Ok(());
                 }
             }
             // Not this host's to judge any more, or alive: nothing for a companion to do.
-            Some(Verdict::Alive) | None => return Ok(()),
+            Some(Verdict::Alive) | None => {
+                say(
+                    claim_id,
+                    "alive, or not this host's to judge: nothing to do",
+                );
+                return Ok(());
+            }
         }
     }
-    tracing::warn!(claim = claim_id, "left to the host's next pass");
+    say(claim_id, "left to the host's next pass");
     Ok(())
+}
+
+/// One line of what the companion did, into its log (`logs/companion-<claim id>.log`, its
+/// stdout): a person reading why a Claim ended finds it there.
+fn say(claim_id: &str, what: &str) {
+    let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ");
+    println!(
+        "{now} companion of {claim_id}: {}",
+        crate::text::for_terminal(what)
+    );
 }
 
 /// One reconcile pass, and the live view written when it changed; failures are only logged (the
@@ -80,6 +103,8 @@ async fn reconcile(ctx: &Ctx, claim_id: &str) -> Option<PassReport> {
             return None;
         }
     };
+    let summary = crate::view::pass_summary(&pass.plan, &pass.applied);
+    say(claim_id, &format!("reconcile: {}", summary.trim_end()));
     let ended = &pass.applied.ended;
     if let Err(e) = crate::view::publish(ctx, &pass.snapshot, &pass.plan, ended).await {
         tracing::warn!(claim = claim_id, "the live view: {e:#}");

@@ -427,11 +427,23 @@ fn no_answer(e: &octocrab::Error) -> Attempt {
     }
     let debug = format!("{e:?}");
     let sent = !debug.contains("ConnectError") && !debug.contains("is_connect: true");
-    chain.dedup();
     Attempt::NoAnswer {
-        detail: chain.join(": "),
+        detail: causes(chain),
         sent,
     }
+}
+
+/// An error's chain of messages, each said once: a cause whose words an earlier message already
+/// holds (hyper repeats "client error (Connect)", the OS error is inside the connect error) is
+/// left out.
+fn causes(chain: Vec<String>) -> String {
+    let mut said: Vec<String> = Vec::new();
+    for text in chain {
+        if !said.iter().any(|earlier| earlier.contains(&text)) {
+            said.push(text);
+        }
+    }
+    said.join(": ")
 }
 
 fn github_message(body: &str) -> String {
@@ -466,6 +478,22 @@ fn reset_in(headers: &HeaderMap) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_connection_names_each_cause_once() {
+        let chain = [
+            "Service Error: client error (Connect)",
+            "client error (Connect)",
+            "client error (Connect)",
+            "tcp connect error: Connection refused (os error 111)",
+            "Connection refused (os error 111)",
+        ];
+        assert_eq!(
+            causes(chain.iter().map(|c| c.to_string()).collect()),
+            "Service Error: client error (Connect): tcp connect error: Connection refused (os \
+             error 111)"
+        );
+    }
 
     fn policy() -> RetryPolicy {
         RetryPolicy {

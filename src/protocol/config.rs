@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 mod labels;
 mod observe;
 mod run;
+mod yaml_words;
 pub use labels::{After, Ending as LabelEnding, Labels, Preset, AGENT_FAILED, NEEDS_TRIAGE};
 pub use observe::{ObserveConfig, SILENT_AFTER_REFRESHES};
 pub use run::{Forward, KindRun, Kinds, RunConfig, StopPolicy};
@@ -282,7 +283,7 @@ impl Config {
         let parse_error = |e: yaml_serde::Error| ConfigError::Parse {
             origin: origin.to_string(),
             location: e.location().map(|l| (l.line(), l.column())),
-            message: describe(&e),
+            message: yaml_words::describe(&e),
         };
         // An empty document deserialises to the defaults (every struct is `default`).
         let config: Config = yaml_serde::from_str(text).map_err(parse_error)?;
@@ -430,32 +431,6 @@ fn check_login(login: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// yaml_serde's message without its trailing position, with unknown fields called keys:
-/// `labels: unknown key `redy` (expected one of ready, in_progress, hand_off)`.
-fn describe(e: &yaml_serde::Error) -> String {
-    let full = e.to_string();
-    let suffix = e
-        .location()
-        .map(|l| format!(" at line {} column {}", l.line(), l.column()));
-    let msg = suffix.and_then(|s| full.strip_suffix(&s)).unwrap_or(&full);
-    let Some(i) = msg.find("unknown field `") else {
-        return msg.to_string();
-    };
-    let (path, rest) = msg.split_at(i);
-    let rest = &rest["unknown field `".len()..];
-    let Some((key, expected)) = rest.split_once('`') else {
-        return msg.to_string();
-    };
-    let expected = expected.trim_start_matches(", ").replace('`', "");
-    let path = path.trim_end_matches(": ");
-    let key = if path.is_empty() || path == "." {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    };
-    format!("unknown key `{key}` ({expected})")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -488,7 +463,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            ".github/thirdshift.yml:2:15: commands.permission: unknown variant `owner`, expected \
+            ".github/thirdshift.yml:2:15: commands.permission: unknown value `owner`, expected \
              one of `none`, `read`, `triage`, `write`, `maintain`, `admin`"
         );
         let err = parse("commands:\n  perm: write\n").unwrap_err().to_string();
@@ -642,7 +617,10 @@ mod tests {
             err.starts_with(".github/thirdshift.yml:2:20: run.kill_grace_secs: "),
             "{err}"
         );
-        assert!(err.contains("u64"), "{err}");
+        assert!(
+            err.ends_with("found the number `-1`, expected a whole number, 0 or more"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The command line as a user meets it (issue #40): completions and a man page generated from
 //! its definitions; the config file's JSON Schema (docs/config.schema.json) generated from the
 //! config types, true to the documented example, refusing unknown keys; and a long pass showing
-//! progress on a terminal but plain lines when piped.
+//! progress on a terminal but plain lines when piped; values a reader would refuse refused as
+//! usage errors before any request (issue #61).
 
 use crate::harness;
 use crate::support;
@@ -139,7 +140,9 @@ fn the_config_schema_is_the_one_the_config_types_give_and_judges_configs_as_the_
         .unwrap_err()
         .to_string();
     assert!(
-        err.starts_with("c.yml:2:20: run.kill_grace_secs: invalid type"),
+        err.starts_with(
+            "c.yml:2:20: run.kill_grace_secs: found the text \"soon\", expected a whole number"
+        ),
         "{err}"
     );
 }
@@ -197,4 +200,89 @@ async fn a_long_pass_shows_progress_on_a_terminal_and_plain_lines_when_piped() {
     assert!(shown.contains("reading issues ["), "{shown:?}");
     assert!(shown.contains("12/12"), "{shown:?}");
     assert!(!shown.contains("read 12 issues in"), "{shown:?}");
+}
+
+/// The binary run with `args` against an API address where nothing listens (a request would be
+/// refused, and said so), no claim in its environment; its output, within 30 s.
+fn offline(args: &[&str]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(["--repo", "acme/widgets", "--api-url", "http://127.0.0.1:9"])
+        .args(args)
+        .env_remove("THIRDSHIFT_CLAIM_ID")
+        .env("GITHUB_TOKEN", "a-token");
+    output_within(&mut cmd, std::time::Duration::from_secs(30), args[0])
+}
+
+#[test]
+fn an_issue_number_of_zero_is_a_usage_error_before_any_request() {
+    // When a user gives issue 0 (or no number at all) to a command that takes an issue
+    for args in [
+        ["cancel", "--issue", "0"].as_slice(),
+        &["status", "--issue", "0"],
+        &["claim", "--issue", "0"],
+        &["run", "--issue", "0", "--", "true"],
+        &["cancel", "--issue", "seven"],
+    ] {
+        let out = offline(args);
+        // Then it is a usage error saying what an issue number is, and no request was tried
+        let err = String::from_utf8_lossy(&out.stderr);
+        // (exit 2, or 244 for `run`, whose own codes stay clear of the wrapped command's)
+        let usage = if args[0] == "run" { 244 } else { 2 };
+        assert_eq!(out.status.code(), Some(usage), "{args:?}: {err}");
+        assert!(
+            err.contains("issue numbers start at 1") || err.contains("not an issue number"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("127.0.0.1"), "{args:?} made a request: {err}");
+    }
+}
+
+#[test]
+fn stage_and_release_outside_a_run_say_how_to_name_the_claim() {
+    // When a user runs `stage` or `release` outside a Run, with no --claim
+    for args in [
+        ["stage", "implementing"].as_slice(),
+        &["release", "--outcome", "done"],
+    ] {
+        let out = offline(args);
+        // Then it is a usage error that says where the claim id comes from, not clap's raw
+        // "required arguments were not provided"
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("runs inside a Run"), "{args:?}: {err}");
+        assert!(err.contains("--claim ID"), "{args:?}: {err}");
+        assert!(!err.contains("required arguments"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_config_value_of_the_wrong_kind_is_a_usage_error_in_yaml_words_with_line_and_column() {
+    // Given a config file whose refresh period is a word and whose labels are a list
+    let dir = tempfile::tempdir().unwrap();
+    for (yaml, place, said) in [
+        (
+            "observe:\n  refresh_mins: soon\n",
+            ":2:",
+            "found the text \"soon\", expected a whole number, 0 or more",
+        ),
+        (
+            "labels: [a, b]\n",
+            ":1:",
+            "found a list, expected a mapping",
+        ),
+    ] {
+        let file = dir.path().join("thirdshift.yml");
+        std::fs::write(&file, yaml).unwrap();
+        // When a command reads it
+        let out = offline(&["--config", file.to_str().unwrap(), "status"]);
+        // Then it is a usage error naming the file, line and column, in the YAML's words
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let at = format!("{}{place}", file.display());
+        assert!(err.contains(&at), "{err}");
+        assert!(err.contains(said), "{err}");
+        for rust in ["u64", "struct", "sequence"] {
+            assert!(!err.contains(rust), "{err}");
+        }
+    }
 }

@@ -47,6 +47,7 @@ async fn a_sigkilled_runs_claim_is_ended_with_no_pass_started_by_anyone() {
     let run = run_with_companion(&world, killed, "sleep 600").await;
     let alive = run_with_companion(&world, live, "sleep 600").await;
     let companion = companion_of(&run.claim_id).await;
+    let claim_id = run.claim_id.clone();
     // When the Run and its command's whole session are killed outright
     run.kill_all().await;
     // Then its Claim is ended, recovered, with no pass started by the test, and its companion
@@ -58,6 +59,21 @@ async fn a_sigkilled_runs_claim_is_ended_with_no_pass_started_by_anyone() {
     wait_until("the companion to exit", STEP, || gone(companion)).await;
     let end = &ends(&world, killed)[0];
     assert_eq!(end.outcome, Outcome::Recovered, "{end:#?}");
+    // And its log says what it did: the Run's end, the proof, the pass that ended the Claim
+    let log = thirdshift_reconciler::context::companion::log_of(&world.state_dir("h1"), &claim_id);
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    for step in [
+        "the Run's process",
+        "observe: dead",
+        "reconcile:",
+        "recovered",
+    ] {
+        assert!(
+            said.contains(step),
+            "{step:?} not in {}: {said}",
+            log.display()
+        );
+    }
     assert_eq!(
         world.labels(killed),
         [READY],

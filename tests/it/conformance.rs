@@ -455,7 +455,8 @@ struct ErrorBody {
 }
 
 /// The collaborator-permission reply, read as our own struct: octocrab's `RepoPermission` cannot
-/// read `write`, `read` or `none` (see DESIGN.md), so only its `user` goes through octocrab.
+/// read `write`, `read` or `none` (docs/commands.md says how a role is read), so only its `user`
+/// goes through octocrab.
 #[derive(serde::Deserialize)]
 #[allow(dead_code)]
 struct CollaboratorPermission {

@@ -63,6 +63,9 @@ fn an_api_url_where_nothing_listens_fails_within_20_s_naming_the_url() {
         !text.contains("octocrab"),
         "one message, not the client's raw errors: {text}"
     );
+    // And each cause once (issue #61: "client error (Connect)" was said twice)
+    assert_eq!(text.matches("client error (Connect)").count(), 1, "{text}");
+    assert_eq!(text.matches("Connection refused").count(), 1, "{text}");
 }
 
 #[test]

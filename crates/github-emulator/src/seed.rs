@@ -30,8 +30,9 @@
 //! ```
 //!
 //! Without a seed file: repo acme/widgets, users `thirdshift-bot` (token `sim-admin-token`,
-//! admin) and `alice` (token `sim-read-token`, read), and three open issues labelled
-//! `ready-for-agent`. The emulator keeps nothing on disk; every start is fresh.
+//! admin), `alice` (token `sim-read-token`, read), `bob` (token `sim-write-token`, write: may
+//! give `/thirdshift` commands) and `carol` (token `sim-maintain-token`, maintain: may also
+//! `recover --force`), and three open issues labelled `ready-for-agent`. The emulator keeps nothing on disk; every start is fresh.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -165,6 +166,8 @@ pub(crate) fn default_sim() -> Sim {
     let sim = Sim::new(SimConfig::default());
     sim.add_user("thirdshift-bot", "sim-admin-token", Permission::Admin);
     sim.add_user("alice", "sim-read-token", Permission::Read);
+    sim.add_user("bob", "sim-write-token", Permission::Write);
+    sim.add_user("carol", "sim-maintain-token", Permission::Maintain);
     for title in ["Add a widget", "Fix the sprocket", "Document the gizmo"] {
         sim.create_issue(
             "alice",
@@ -261,9 +264,21 @@ mod tests {
     }
 
     #[test]
-    fn default_seed_has_two_users_and_three_ready_issues() {
+    fn default_seed_has_a_user_of_each_role_commands_need_and_three_ready_issues() {
         let sim = default_sim();
         assert_eq!(sim.repo_full_name(), "acme/widgets");
+        let roles: Vec<(String, String)> = sim
+            .lock()
+            .user_lines()
+            .into_iter()
+            .map(|(login, _, permission, _)| (login, permission.to_string()))
+            .collect();
+        for (login, role) in [("alice", "read"), ("bob", "write"), ("carol", "maintain")] {
+            assert!(
+                roles.contains(&(login.to_string(), role.to_string())),
+                "{roles:?}"
+            );
+        }
         assert!(sim
             .issue(3)
             .is_some_and(|i| i.labels == ["ready-for-agent"]));
