@@ -199,8 +199,13 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff): `thirdshift-reconciler man > thirdshift-reconciler.1`.
-    Man,
+    /// Print the man page (roff): `thirdshift-reconciler man > thirdshift-reconciler.1`; with
+    /// `--out-dir DIR`, write it and one page per subcommand there instead.
+    Man {
+        /// Write thirdshift-reconciler.1 and thirdshift-reconciler-SUBCOMMAND.1 pages here.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
     /// Serve the GitHub emulator for people and scripts.
     #[cfg_attr(not(feature = "emulator"), command(hide = true))]
     Sim {

@@ -1,8 +1,7 @@
 //! The binary: parse the command line, set up tracing (to stderr, `RUST_LOG` to tune), run the
 //! command, and map errors to exit codes. Nothing else lives here.
 
-use clap::Parser as _;
-use thirdshift_reconciler::cli::{self, app, Cli};
+use thirdshift_reconciler::cli::{self, app};
 use thirdshift_reconciler::exit;
 
 fn main() {
@@ -10,7 +9,7 @@ fn main() {
     // /proc environment, and no child inherits a credential unless handed it.
     thirdshift_reconciler::host::not_dumpable();
     thirdshift_reconciler::github::take_from_env();
-    let cli = match Cli::try_parse() {
+    let cli = match cli::manual::parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() && cli::is_run(std::env::args().skip(1)) => {
             let _ = e.print();

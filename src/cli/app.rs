@@ -52,9 +52,15 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             crate::cli::manual::completions(shell, &mut std::io::stdout());
             Ok(OK)
         }
-        Command::Man => crate::cli::manual::man(&mut std::io::stdout())
+        Command::Man { out_dir: None } => crate::cli::manual::man(&mut std::io::stdout())
             .map(|_| OK)
             .map_err(Into::into),
+        Command::Man { out_dir: Some(dir) } => {
+            for page in crate::cli::manual::man_pages(&dir)? {
+                println!("{}", page.display());
+            }
+            Ok(OK)
+        }
         Command::Companion { claim, run, issue } => {
             let run = crate::context::companion::parse_run(&run)
                 .ok_or_else(|| Exit::usage("--run is PID:START_TICKS"))?;

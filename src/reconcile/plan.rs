@@ -189,7 +189,8 @@ impl Planner<'_> {
     fn plan_issue(&self, issue: &IssueSnapshot, s: &mut Steps) -> Vec<Finding> {
         let own = &issue.ownership;
         let mut findings = Vec::new();
-        let owner_ended = self.commands(issue, s, &mut findings);
+        let (owner_ended, answered) = self.commands(issue, s, &mut findings);
+        let judged = findings.len();
         match &own.owner {
             Some(_) if owner_ended => {}
             Some(owner) if issue.open => findings.push(self.judge_owner(issue, owner, s)),
@@ -199,6 +200,15 @@ impl Planner<'_> {
                 None => findings.extend(self.finish_labels(issue, s)),
             },
         }
+        // A reply says what the pass itself did on the issue: a mistyped `/thirdshift recvoer`
+        // on a dead Run's issue is told that the Claim was ended all the same
+        let ended = |f: &&Finding| {
+            matches!(
+                f.health,
+                Health::Recovered | Health::Continued | Health::Swept
+            )
+        };
+        self.reply(answered, findings[judged..].iter().find(ended), s);
         if let Some(owner) = &own.owner {
             for claim in &own.superseded {
                 findings.push(self.supersede(issue, claim, owner, s));

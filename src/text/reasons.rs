@@ -61,8 +61,8 @@ pub fn host_silent_note(
     });
     format!(
         "host {host} has not reported {since} though it refreshes its report every {} min: its \
-         observe has probably stopped (the Claim is not ended for this: check the host, or use \
-         /thirdshift recover --force); its last report said: {was}",
+         observe has probably stopped (the Claim is not ended for this: check the host); its last \
+         report said: {was}",
         refresh_secs / 60
     )
 }

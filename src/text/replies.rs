@@ -109,6 +109,13 @@ pub fn reply(cmd: &Pending, command: Option<&str>, answer: Answer, detail: &str)
     )
 }
 
+/// A reply's detail after what the same pass did on the issue besides answering it (a dead
+/// Run's Claim it ended), so a mistyped command is not left looking ignored.
+pub fn also_did(detail: &str, claim_id: Option<&str>, note: &str) -> String {
+    let claim = claim_id.map_or(String::new(), |c| format!(" `{c}`"));
+    format!("This pass also ended the Claim{claim} on this issue: {note}\n\n{detail}")
+}
+
 fn headline(answer: Answer) -> &'static str {
     match answer {
         Answer::Recovered => "recovered",

@@ -8,10 +8,13 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
+use super::is_web_link;
 use super::markdown::time;
 use super::model::{HostRow, Recovery, RunHealth, RunRow, View};
 use super::terminal::age;
-use super::{is_web_link, joined, log_list};
+use runs::issue_cell;
+
+mod runs;
 
 const STYLE: &str = r#"
 :root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;--card:#f6f8fa}
@@ -23,6 +26,10 @@ h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 10px}
 .meta{color:var(--muted);margin:0 0 12px}
 a{color:#0969da}@media (prefers-color-scheme:dark){a{color:#4493f8}}
 code{font:13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+time{white-space:nowrap}
+code.cmd,code.resume{display:block;width:max-content;max-width:100%;overflow-x:auto;white-space:pre;overflow-wrap:normal;word-break:normal;margin-top:2px;padding:2px 6px;border-radius:6px;background:var(--card);border:1px solid var(--line)}
+.says{display:block}
+#needs-you h2{color:#cf222e}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;vertical-align:top;padding:8px 10px;border-bottom:1px solid var(--line);overflow-wrap:break-word}
 th{font-size:13px;color:var(--muted);font-weight:600;white-space:nowrap}
@@ -67,11 +74,11 @@ pub fn render(view: &View, now: DateTime<Utc>) -> String {
          <p class=\"meta\">Every active Run on every machine, as of {} (ages are as of then).</p>\n",
         esc(&title),
         esc(&title),
-        time(now)
+        when(now)
     );
     tally(&mut out, &view.runs);
     out.push_str("</header>\n<main>\n");
-    runs(&mut out, &view.runs, now);
+    runs::sections(&mut out, &view.runs, now);
     hosts(&mut out, &view.hosts, now);
     recoveries(&mut out, &view.recoveries);
     untrusted(&mut out, &view.untrusted);
@@ -103,121 +110,6 @@ fn badge_text(h: RunHealth, text: &str) -> String {
     format!("<span class=\"health h-{}\">{}</span>", h.slug(), esc(text))
 }
 
-fn runs(out: &mut String, runs: &[RunRow], now: DateTime<Utc>) {
-    let _ = writeln!(out, "<section id=\"runs\">\n<h2>Runs ({})</h2>", runs.len());
-    if runs.is_empty() {
-        out.push_str("<p class=\"empty\">No active Runs.</p>\n</section>\n");
-        return;
-    }
-    out.push_str(
-        "<table class=\"cards\">\n<thead><tr><th>Issue</th><th>Host</th><th>Stage</th>\
-         <th>Harness · session</th><th>Health</th><th>Last evidence</th><th>Logs</th></tr></thead>\n<tbody>\n",
-    );
-    for r in runs {
-        let claim = r.claim_id.as_deref().unwrap_or("none");
-        let _ = writeln!(
-            out,
-            "<tr class=\"run h-{slug}\" id=\"run-{}-{}\" data-issue=\"{}\" data-health=\"{slug}\">\
-             <td data-label=\"Issue\">{}</td><td data-label=\"Host\">{}</td>\
-             <td data-label=\"Stage\">{}</td><td data-label=\"Session\">{}</td>\
-             <td data-label=\"Health\">{}</td><td data-label=\"Last evidence\">{}</td>\
-             <td data-label=\"Logs\">{}</td></tr>",
-            r.issue,
-            esc(claim),
-            r.issue,
-            issue_cell(r.issue, &r.title, &r.issue_url),
-            host_cell(r),
-            stage_cell(r, now),
-            harness_cell(r),
-            badge(r.health),
-            esc(&r.evidence),
-            logs_cell(&r.logs),
-            slug = r.health.slug(),
-        );
-    }
-    out.push_str("</tbody>\n</table>\n</section>\n");
-}
-
-/// The host, tagged `thirdshift` for a thirdshift Command (its record's path as the title) and
-/// `companion` when one watches the Run.
-fn host_cell(r: &RunRow) -> String {
-    let host = r
-        .host
-        .as_deref()
-        .map_or("—".into(), |h| format!("<code>{}</code>", esc(h)));
-    let host = match &r.thirdshift_record {
-        Some(record) => format!(
-            "{host} <span class=\"tag thirdshift\" title=\"{}\">thirdshift</span>",
-            esc(record)
-        ),
-        None => host,
-    };
-    if r.watched {
-        let title = "a companion watches it: its death is acted on within seconds";
-        format!("{host} <span class=\"tag companion\" title=\"{title}\">companion</span>")
-    } else {
-        host
-    }
-}
-
-fn issue_cell(n: u64, title: &str, url: &str) -> String {
-    format!("{} {}", link(url, &format!("#{n}")), esc(title))
-}
-
-fn stage_cell(r: &RunRow, now: DateTime<Utc>) -> String {
-    let stage = stage_since(r, now);
-    match &r.continues {
-        Some(c) => {
-            let by = c
-                .started_by
-                .map(|b| format!(", started by {}", esc(crate::text::started_by(b))));
-            format!(
-                "{stage}<span class=\"since continues\">Continuation {} of <code>{}</code>{}</span>",
-                c.number,
-                esc(&c.claim_id),
-                by.unwrap_or_default()
-            )
-        }
-        None => stage,
-    }
-}
-
-fn stage_since(r: &RunRow, now: DateTime<Utc>) -> String {
-    match (&r.stage, r.stage_since) {
-        (Some(s), Some(t)) => format!(
-            "<code>{}</code><span class=\"since\">since {} ({})</span>",
-            esc(s),
-            time(t),
-            age(now, t)
-        ),
-        (Some(s), None) => format!("<code>{}</code>", esc(s)),
-        _ => "—".into(),
-    }
-}
-
-fn harness_cell(r: &RunRow) -> String {
-    let session = r
-        .session
-        .as_deref()
-        .map(|s| format!("<code>{}</code>", esc(s)));
-    let cell = joined(r.harness.as_deref().map(esc), session);
-    match &r.resume {
-        Some(cmd) => format!(
-            "{cell}<span class=\"since\">resume: <code class=\"resume\">{}</code></span>",
-            esc(cmd)
-        ),
-        None => cell,
-    }
-}
-
-fn logs_cell(logs: &[String]) -> String {
-    log_list(
-        logs,
-        |n, url| link(url, &format!("log {n}")),
-        |path| format!("<code>{}</code>", esc(path)),
-    )
-}
-
 fn hosts(out: &mut String, hosts: &[HostRow], now: DateTime<Utc>) {
     let _ = writeln!(
         out,
@@ -235,8 +127,15 @@ fn hosts(out: &mut String, hosts: &[HostRow], now: DateTime<Utc>) {
     for h in hosts {
         let opt = |v: Option<u32>| v.map_or("—".into(), |n| n.to_string());
         let mut last = match (h.last_report, &h.report_url) {
-            (Some(t), Some(u)) => link(u, &format!("{} ({} ago)", time(t), age(now, t))),
-            (Some(t), None) => esc(&time(t)),
+            (Some(t), Some(u)) if is_web_link(u) => {
+                format!(
+                    "<a href=\"{}\">{}</a> ({} ago)",
+                    esc(u),
+                    when(t),
+                    age(now, t)
+                )
+            }
+            (Some(t), _) => format!("{} ({} ago)", when(t), age(now, t)),
             (None, _) => "never reported".into(),
         };
         if h.silent {
@@ -255,7 +154,7 @@ fn hosts(out: &mut String, hosts: &[HostRow], now: DateTime<Utc>) {
             if h.silent { " silent" } else { "" },
             esc(&h.name),
             esc(&h.name),
-            h.booted_at.map_or("—".into(), time),
+            h.booted_at.map_or("—".into(), when),
             opt(h.capacity),
             h.runs,
         );
@@ -288,7 +187,7 @@ fn recoveries(out: &mut String, recoveries: &[Recovery]) {
             esc(&super::outcome_of(r)),
             esc(&super::cause_words_of(r)),
             esc(super::cause_of(r)),
-            time(r.ended_at),
+            when(r.ended_at),
             link(&r.end_url, "end record"),
         );
     }
@@ -319,6 +218,11 @@ fn untrusted(out: &mut String, authors: &[super::model::UntrustedAuthor]) {
         );
     }
     out.push_str("</tbody>\n</table>\n</section>\n");
+}
+
+/// A time as the page shows it, never broken across lines, with its machine-readable value.
+fn when(t: DateTime<Utc>) -> String {
+    format!("<time datetime=\"{}\">{}</time>", t.to_rfc3339(), time(t))
 }
 
 /// A link to an http(s) address; anything else is shown as text, never as a link.

@@ -51,18 +51,28 @@ mod tests {
             alive["resume"],
             "cd /work/wt-issue-42 && claude --resume sess-12"
         );
-        // the Runs that need a person first, then the rest, each in issue order
+        // the Runs that need a person first, then those being recovered, then the running,
+        // each group in issue order, each row saying which
         assert_eq!(
             healths,
             [
                 "writers-alive",
-                "dead",
                 "awaiting-host",
                 "unowned",
                 "host-silent",
-                "alive",
                 "superseded",
+                "dead",
+                "alive",
             ]
         );
+        let runs = v["runs"].as_array().unwrap();
+        assert_eq!(runs[0]["attention"], "needs-you");
+        assert_eq!(
+            runs[0]["next_step"]["command"],
+            "/thirdshift recover --kill"
+        );
+        assert_eq!(runs[4]["attention"], "being-recovered");
+        assert_eq!(runs[6]["attention"], "running");
+        assert_eq!(runs[6]["next_step"], serde_json::Value::Null);
     }
 }

@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
-use super::model::{Continues, HostRow, Recovery, RunHealth, RunRow, UntrustedAuthor, View};
+use super::model::{
+    Attention, Continues, HostRow, Recovery, RunHealth, RunRow, UntrustedAuthor, View,
+};
 use super::{joined, log_list};
 
 /// The most Run rows written (GitHub caps an issue body at 65,536 characters).
@@ -22,6 +24,7 @@ pub fn render(view: &View) -> String {
          reconcile only when something changed; each host keeps one report comment below. \
          Please keep this issue open and do not edit the hidden line at the end.\n\n",
     );
+    needs_you(&mut out, view);
     runs(&mut out, view);
     hosts(&mut out, &view.hosts);
     recoveries(&mut out, &view.recoveries);
@@ -45,6 +48,42 @@ pub fn mark(h: RunHealth) -> &'static str {
     }
 }
 
+/// The Runs that wait on a person, each with its next step and the exact comment to write:
+/// always first, so an empty list says so.
+fn needs_you(out: &mut String, view: &View) {
+    let rows: Vec<&RunRow> = (view.runs.iter())
+        .filter(|r| r.attention == Attention::NeedsYou)
+        .collect();
+    let _ = writeln!(out, "## ⚠️ Needs you ({})\n", rows.len());
+    if rows.is_empty() {
+        out.push_str("Nothing needs you: no Run waits on a person.\n\n");
+        return;
+    }
+    for r in rows.iter().take(MAX_ROWS) {
+        let step = r.next_step.as_ref();
+        let says = step.map_or(String::new(), |s| with_code(&s.says));
+        let _ = write!(
+            out,
+            "- {} — {} {}: {says}",
+            issue_link(r.issue, &r.title, &r.issue_url),
+            mark(r.health),
+            r.health.word(),
+        );
+        if let Some(command) = step.and_then(|s| s.command.as_deref()) {
+            let _ = write!(out, " {}", code(command));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+/// `s` safe for the dashboard, its backticked spans as code.
+fn with_code(s: &str) -> String {
+    (s.split('`').enumerate())
+        .map(|(i, part)| if i % 2 == 1 { code(part) } else { cell(part) })
+        .collect()
+}
+
 fn runs(out: &mut String, view: &View) {
     let _ = writeln!(out, "## Runs ({})\n", view.runs.len());
     if view.runs.is_empty() {
@@ -64,7 +103,7 @@ fn runs(out: &mut String, view: &View) {
             stage(r),
             harness(r),
             mark(r.health),
-            r.health.word(),
+            health_word(r),
             cell(&r.evidence),
             logs(&r.logs),
         );
@@ -77,6 +116,14 @@ fn runs(out: &mut String, view: &View) {
         );
     }
     out.push('\n');
+}
+
+/// The health word, with "being recovered" for a Run reconcile ends by itself.
+fn health_word(r: &RunRow) -> String {
+    match r.attention {
+        Attention::BeingRecovered => format!("{} · being recovered", r.health.word()),
+        _ => r.health.word().to_string(),
+    }
 }
 
 fn stage(r: &RunRow) -> String {

@@ -13,6 +13,7 @@ mod html;
 mod json;
 mod markdown;
 mod model;
+mod next_step;
 mod publish;
 mod record;
 mod row;

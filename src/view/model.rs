@@ -13,6 +13,7 @@ use crate::reconcile::{Action, Finding, Plan};
 use crate::snapshot::{IssueSnapshot, Snapshot};
 
 pub use super::hosts::HostRow;
+pub use super::next_step::Attention;
 pub use super::row::{comment_url, Continues, RunHealth, RunRow};
 
 /// How many recoveries the view keeps (newest first).
@@ -86,8 +87,13 @@ pub fn build(input: &Inputs<'_>) -> View {
     let mut runs: Vec<RunRow> = issues.iter().flat_map(|i| runs_of(i, input)).collect();
     let hosts = super::hosts::rows(snapshot, &runs, input.now);
     super::hosts::mark_silent(&mut runs, &hosts);
-    // Runs that need a person first, each group in issue order (the sort is stable)
-    runs.sort_by_key(|r| !r.health.needs_a_person());
+    for r in &mut runs {
+        r.attention = r.health.attention();
+        r.next_step = super::next_step::of(r);
+    }
+    // Runs that need a person first, then those being recovered, each group in issue order
+    // (the sort is stable)
+    runs.sort_by_key(|r| r.attention);
     let page = snapshot.registry_page.as_ref();
     View {
         repository: input.repository.to_string(),
@@ -155,6 +161,8 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
                 resume: None,
                 continues: None,
                 watched: false,
+                attention: Attention::Running,
+                next_step: None,
             });
         }
     }
@@ -203,6 +211,8 @@ fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding, watched: b
         ),
         continues: continues(issue, c),
         watched,
+        attention: Attention::Running,
+        next_step: None,
     }
 }
 

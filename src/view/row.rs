@@ -42,20 +42,6 @@ impl RunHealth {
         RunHealth::HostSilent,
     ];
 
-    /// Whether a person should look at it: dead, writers alive, awaiting or silent host,
-    /// host mismatch, unowned. Views list these first.
-    pub fn needs_a_person(self) -> bool {
-        matches!(
-            self,
-            RunHealth::Dead
-                | RunHealth::WritersAlive
-                | RunHealth::AwaitingHost
-                | RunHealth::HostSilent
-                | RunHealth::HostMismatch
-                | RunHealth::Unowned
-        )
-    }
-
     /// The word people read: `alive`, `writers alive`, `awaiting host`, ….
     pub fn word(self) -> &'static str {
         match self {
@@ -137,6 +123,11 @@ pub struct RunRow {
     /// Whether its host reports a companion watching it (its death is then acted on within
     /// seconds, not at the host's next pass).
     pub watched: bool,
+    /// Who acts next: the view's sections (filled by `model::build` from the final health).
+    pub attention: super::next_step::Attention,
+    /// What a person does, or what happens by itself; `None` while it runs as it should
+    /// (filled by `model::build`).
+    pub next_step: Option<super::next_step::NextStep>,
 }
 
 /// The link of a Continuation's Run to the Claim it carries on: the chain of an issue's Runs.

@@ -1,5 +1,7 @@
-//! The live view in a terminal (`status`): a Runs table, a hosts table and the last recoveries,
-//! every line at most 100 columns (long titles cut with an ellipsis), ages relative to the `now`
+//! The live view in a terminal (`status`): the Runs ("Needs you" first, each with its next
+//! step; then those being recovered and those running), a hosts table and the last recoveries,
+//! every line at most 100 columns (long titles cut with an ellipsis; evidence and next steps
+//! wrapped, never cut), ages relative to the `now`
 //! it is given. Colour (ANSI) only when the caller says so: stdout is a terminal and `NO_COLOR`
 //! is unset, decided in the IO shell, not here. The health word is always written.
 
@@ -8,7 +10,7 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 
 use super::clip;
-use super::model::{HostRow, RunHealth, RunRow, View};
+use super::model::{Attention, HostRow, RunHealth, RunRow, View};
 
 /// The widest line written.
 pub const WIDTH: usize = 100;
@@ -77,10 +79,6 @@ fn paint(h: RunHealth) -> &'static str {
 }
 
 fn runs(out: &mut String, runs: &[RunRow], now: DateTime<Utc>, color: bool) {
-    if runs.is_empty() {
-        line(out, "No active Runs.");
-        return;
-    }
     line(
         out,
         &format!(
@@ -88,31 +86,57 @@ fn runs(out: &mut String, runs: &[RunRow], now: DateTime<Utc>, color: bool) {
             "ISSUE", "TITLE", "HOST", "STAGE", "AGE", "HEALTH", "HARNESS/SESSION"
         ),
     );
-    for r in runs {
-        let health = format!("{:<13}", r.health.word());
-        let health = if color {
-            format!("{}{health}\x1b[0m", paint(r.health))
-        } else {
-            health
-        };
-        let session = match (&r.harness, &r.session) {
-            (Some(h), Some(s)) => format!("{h}/{s}"),
-            (Some(x), None) | (None, Some(x)) => x.clone(),
-            _ => "-".into(),
-        };
-        let row = format!(
-            "{:<6} {:<24} {:<12} {:<14} {:>5} {health} {}",
-            format!("#{}", r.issue),
-            clip(&one_line(&r.title), 24),
-            clip(r.host.as_deref().unwrap_or("-"), 12),
-            clip(&one_line(r.stage.as_deref().unwrap_or("-")), 14),
-            r.stage_since.map_or("-".into(), |t| age(now, t)),
-            clip(&one_line(&session), 20),
-        );
-        out.push_str(row.trim_end());
-        out.push('\n');
-        if r.health != RunHealth::Alive {
-            line(out, &format!("       └ {}", one_line(&r.evidence)));
+    for attention in Attention::ALL {
+        let rows: Vec<&RunRow> = runs.iter().filter(|r| r.attention == attention).collect();
+        if rows.is_empty() && attention != Attention::NeedsYou {
+            continue;
+        }
+        let heading = attention.heading().to_uppercase();
+        line(out, &format!("{heading} ({})", rows.len()));
+        if rows.is_empty() {
+            line(out, "  nothing: no Run waits on a person");
+        }
+        for r in rows {
+            run(out, r, now, color);
+        }
+    }
+    if runs.is_empty() {
+        line(out, "No active Runs.");
+    }
+}
+
+/// One Run's row, then its evidence and its next step wrapped (never cut) under it, and the
+/// exact comment to write on its own line.
+fn run(out: &mut String, r: &RunRow, now: DateTime<Utc>, color: bool) {
+    let health = format!("{:<13}", r.health.word());
+    let health = if color {
+        format!("{}{health}\x1b[0m", paint(r.health))
+    } else {
+        health
+    };
+    let session = match (&r.harness, &r.session) {
+        (Some(h), Some(s)) => format!("{h}/{s}"),
+        (Some(x), None) | (None, Some(x)) => x.clone(),
+        _ => "-".into(),
+    };
+    let row = format!(
+        "{:<6} {:<24} {:<12} {:<14} {:>5} {health} {}",
+        format!("#{}", r.issue),
+        clip(&one_line(&r.title), 24),
+        clip(r.host.as_deref().unwrap_or("-"), 12),
+        clip(&one_line(r.stage.as_deref().unwrap_or("-")), 14),
+        r.stage_since.map_or("-".into(), |t| age(now, t)),
+        clip(&one_line(&session), 20),
+    );
+    out.push_str(row.trim_end());
+    out.push('\n');
+    if r.health != RunHealth::Alive {
+        wrapped(out, "       └ ", &r.evidence);
+    }
+    if let Some(step) = &r.next_step {
+        wrapped(out, "       → ", &step.says.replace('`', ""));
+        if let Some(command) = &step.command {
+            let _ = writeln!(out, "         on #{}: {command}", r.issue);
         }
     }
 }
@@ -161,6 +185,29 @@ fn one_line(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
+}
+
+/// Writes `text` after `lead`, word-wrapped to [`WIDTH`] columns with the following lines
+/// indented as far as the text starts: nothing is cut (a word longer than a line gets a line of
+/// its own).
+fn wrapped(out: &mut String, lead: &str, text: &str) {
+    let indent = " ".repeat(lead.chars().count());
+    let mut current = lead.to_string();
+    let mut empty = true;
+    for word in one_line(text).split_whitespace() {
+        let width = current.chars().count() + 1 + word.chars().count();
+        if !empty && width > WIDTH {
+            let _ = writeln!(out, "{current}");
+            current = indent.clone();
+            empty = true;
+        }
+        if !empty {
+            current.push(' ');
+        }
+        current.push_str(word);
+        empty = false;
+    }
+    let _ = writeln!(out, "{}", current.trim_end());
 }
 
 /// Writes `text` cut to [`WIDTH`] columns.

@@ -278,6 +278,30 @@ async fn recover_is_refused_while_the_run_lives_and_recovers_it_once_when_dead()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mistyped_command_on_a_dead_runs_issue_is_told_the_claim_was_ended_all_the_same() {
+    let world = world().await;
+    let issue = world.ready_issue("mistyped");
+    // Given a Run killed outright, its host reporting it dead
+    let run = start_run(&world, "h1", issue, "sleep 300").await;
+    run.kill_all().await;
+    let out = world.exec("h1", &["observe"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // When a writer mistypes recover and the command is handled
+    let id = say(&world, issue, BOB, "/thirdshift recvoer");
+    deliver(&world, issue, id).await;
+    // Then the same handling ended the Claim, and the reply says so besides "not understood"
+    let ends = ends(&world, issue);
+    assert_eq!(ends.len(), 1);
+    let r = replies(&world, issue, id);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].0.answer, Answer::Invalid);
+    let said = &r[0].1;
+    assert!(said.contains("not understood"), "{said}");
+    let also = format!("This pass also ended the Claim `{}`", ends[0].claim_id);
+    assert!(said.contains(&also), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn command_whose_event_never_came_is_answered_by_the_next_pass() {
     let world = world().await;
     let (issue, claim_id) = silent_claim(&world);

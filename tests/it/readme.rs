@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::harness::exit_within;
+use crate::harness::{exit_within, output_within};
 use thirdshift_reconciler::github::{Client, Comment};
 use thirdshift_reconciler::protocol::record::{decode, Decoded, Record};
 
@@ -73,7 +73,7 @@ fn tool_homes() -> (PathBuf, PathBuf) {
 const EXAMPLE_LIMIT: Duration = Duration::from_secs(900);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_readmes_run_example_records_its_stage_when_run_as_written() {
+async fn the_readmes_run_example_records_its_stage_and_runs_again_when_run_as_written() {
     // Given the README's example and a fresh copy of the repository, with a home of its own
     let block = readme_block("Try a Run against the emulator by hand:");
     let dir = tempfile::tempdir().unwrap();
@@ -82,9 +82,11 @@ async fn the_readmes_run_example_records_its_stage_when_run_as_written() {
     fresh_copy(&clone);
     let (cargo_home, rustup_home) = tool_homes();
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-    // When bash runs it exactly as written, in its own process group
+    // When bash runs it exactly as written, twice in a row, stopping at the first failure (and
+    // stopping the emulator it started, whatever happens)
+    let twice = format!("set -e\ntrap 'kill $sim 2>/dev/null || true' EXIT\n{block}\n{block}");
     let mut bash = Command::new("bash");
-    bash.args(["-c", &block])
+    bash.args(["-c", &twice])
         .current_dir(&clone)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -92,15 +94,24 @@ async fn the_readmes_run_example_records_its_stage_when_run_as_written() {
         .env("CARGO_HOME", &cargo_home)
         .env("RUSTUP_HOME", &rustup_home)
         .env("CARGO_TARGET_DIR", &target);
-    let comments = run_then_read_issue_1(bash, 8085, "the README's example", EXAMPLE_LIMIT).await;
-    let stages: Vec<String> = comments
-        .iter()
-        .filter_map(|c| match decode(c.text()) {
-            Decoded::Record(Record::Claim(claim)) => Some(claim.stage),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(stages, ["implementing"]);
+    let what = "the README's example";
+    let out = tokio::task::spawn_blocking(move || output_within(&mut bash, EXAMPLE_LIMIT, what))
+        .await
+        .unwrap();
+    // Then both times the Run ended well and its Claim shows the stage its command recorded
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\n{text}\n{err}",
+        out.status
+    );
+    assert_eq!(text.matches("\nclaim c-").count(), 2, "{text}");
+    assert_eq!(
+        text.matches("  stage implementing since").count(),
+        2,
+        "{text}"
+    );
 }
 
 /// The targets of the Markdown links in `text` (`[label](target)`), without their `#anchor`.

@@ -200,6 +200,23 @@ async fn status_prints_every_run_with_its_health_in_a_plain_table_within_100_col
         assert!(text.lines().any(|l| l.starts_with(host)), "{host}:\n{text}");
     }
     assert!(text.contains("LAST RECOVERIES"), "{text}");
+    // And the Runs that wait on a person come first, under NEEDS YOU, with their next step and
+    // the comment to write; evidence and steps are wrapped, never cut
+    let needs = text.find("NEEDS YOU (3)").expect("needs you first");
+    let running = text.find("RUNNING (1)").expect("then the running ones");
+    let live = text.find(&format!("#{} ", busy.rows[0].0)).unwrap();
+    assert!(needs < running && running < live, "{text}");
+    let orphan = busy.rows[1].0;
+    assert!(
+        text.contains(&format!("on #{orphan}: /thirdshift recover --kill")),
+        "{text}"
+    );
+    let notes = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with(['└', '→']));
+    for l in notes {
+        assert!(!l.ends_with('…'), "cut: {l}");
+    }
     // And one issue's history shows its claim and how it ended
     let recovered = busy.recovered.to_string();
     let out = ok(&busy.world, "h3", &["status", "--issue", &recovered]).await;
@@ -347,8 +364,49 @@ async fn html_page_renders_every_run_with_its_health_in_a_real_browser() {
         dom.contains("end record"),
         "the recovery links its end record"
     );
-    // And it is screenshotted at a wide screen and at a phone's width
-    for (w, h) in [(1440, 900), (390, 844)] {
+    // And "Needs you" comes first, each of its rows with a next step, the exact comment to
+    // write for those a command resolves
+    let main = &dom[dom.find("<main>").expect("main")..];
+    assert!(
+        main[6..]
+            .trim_start()
+            .starts_with("<section id=\"needs-you\">"),
+        "{main}"
+    );
+    let needs_you = &main[..main.find("</section>").unwrap()];
+    for (issue, _, health) in &busy.rows {
+        let row = needs_you
+            .find(&format!("data-issue=\"{issue}\""))
+            .map(|i| &needs_you[i..i + needs_you[i..].find("</tr>").unwrap()]);
+        match (*health, row) {
+            ("alive", None) => {}
+            ("alive", Some(row)) => panic!("a live Run in needs you: {row}"),
+            (_, None) => panic!("#{issue} ({health}) not in needs you: {needs_you}"),
+            (_, Some(row)) => assert!(
+                row.contains("class=\"step\"><span class=\"says\">"),
+                "{row}"
+            ),
+        }
+    }
+    assert!(needs_you.contains("<code class=\"cmd\">/thirdshift recover --kill</code>"));
+    assert!(needs_you.contains("<code class=\"cmd\">/thirdshift recover --force</code>"));
+    // And at a wide screen and at a phone's width, no copyable command, resume command or date
+    // is broken across lines (measured in Chromium's layout), and screenshots are kept
+    for (w, h) in [(1280, 900), (400, 900)] {
+        let lines = laid_out_lines(&page, w, h);
+        assert!(
+            lines
+                .iter()
+                .any(|(_, t)| t.starts_with("/thirdshift recover")),
+            "{lines:?}"
+        );
+        assert!(
+            lines.iter().any(|(_, t)| t.contains("--resume sess-live")),
+            "{lines:?}"
+        );
+        for (n, text) in &lines {
+            assert_eq!(*n, 1, "at {w} px, broken across {n} lines: {text}");
+        }
         let shot = dir.join(format!("status-{w}x{h}.png"));
         let _ = std::fs::remove_file(&shot);
         chromium_run(
@@ -367,6 +425,44 @@ async fn html_page_renders_every_run_with_its_health_in_a_real_browser() {
         assert_eq!(png_size(&png), (w, h), "{}", shot.display());
     }
     busy.end().await;
+}
+
+/// How many lines Chromium lays out each copyable command, resume command and date of `page`
+/// on at a `w`×`h` window: a copy of the page with a measuring script (the page itself runs
+/// none) counts the distinct line tops of each one's text, and writes them into the DOM.
+fn laid_out_lines(page: &Path, w: u32, h: u32) -> Vec<(usize, String)> {
+    const MEASURE: &str = "<script>\
+        const out = [];\
+        for (const e of document.querySelectorAll('code.cmd, code.resume, time')) {\
+          const r = document.createRange(); r.selectNodeContents(e);\
+          const tops = new Set([...r.getClientRects()].map(x => Math.round(x.top)));\
+          out.push(tops.size + '\\t' + e.textContent);\
+        }\
+        const pre = document.createElement('pre'); pre.id = 'measured';\
+        pre.textContent = out.join('\\n'); document.body.appendChild(pre);\
+        </script>";
+    let html = std::fs::read_to_string(page).unwrap();
+    let measured = page.with_file_name(format!("status-measured-{w}.html"));
+    std::fs::write(
+        &measured,
+        html.replace("</body>", &format!("{MEASURE}</body>")),
+    )
+    .unwrap();
+    let dom = chromium_run(
+        &measured,
+        &["--dump-dom".to_string(), format!("--window-size={w},{h}")],
+    );
+    let start = dom.find("<pre id=\"measured\">").expect("the script ran") + 19;
+    let text = &dom[start..start + dom[start..].find("</pre>").unwrap()];
+    text.lines()
+        .map(|l| {
+            let (n, t) = l.split_once('\t').expect("count and text");
+            (
+                n.parse().unwrap(),
+                t.replace("&amp;", "&").replace("&gt;", ">"),
+            )
+        })
+        .collect()
 }
 
 /// Width and height from a PNG's IHDR.

@@ -207,12 +207,17 @@ pub async fn run_cli(port: u16, seed: Option<PathBuf>) -> anyhow::Result<()> {
         println!("  app {slug} (id {id}): installation {installation}, writes as {slug}[bot]");
     }
     println!(
-        "try: GITHUB_API_URL={} GITHUB_TOKEN=<token>; Ctrl-C stops",
+        "try: GITHUB_API_URL={} GITHUB_TOKEN=<token>; Ctrl-C (or kill) stops",
         server.url
     );
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
+    // Ctrl-C or a plain `kill` stops it with status 0, its port free once it has exited, so a
+    // script can `kill $sim; wait $sim` and start another on the same port.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("waiting for SIGTERM")?;
+    tokio::select! {
+        stopped = tokio::signal::ctrl_c() => stopped.context("waiting for Ctrl-C")?,
+        _ = term.recv() => {}
+    }
     server.shutdown();
     Ok(())
 }

@@ -23,6 +23,12 @@ use crate::text::replies as text;
 use super::recover::Asked;
 use super::{Action, Evidence, Finding, Planner, Steps};
 
+/// A command decided, its reply not yet posted.
+pub(super) struct Answered<'a> {
+    cmd: &'a CommandView,
+    reply: Reply,
+}
+
 /// The answer to one command, and the Claim it concerned.
 struct Reply {
     answer: Answer,
@@ -47,15 +53,17 @@ pub fn request_id(comment_id: u64) -> String {
 }
 
 impl Planner<'_> {
-    /// Answers every command waiting on `issue`; returns whether one of them ended its owner
-    /// (which the pass then does not judge again).
+    /// Decides every command waiting on `issue`; returns whether one of them ended its owner
+    /// (which the pass then does not judge again) and the answers, posted by [`Self::reply`]
+    /// once the pass has judged the issue, so each can say what the pass did there too.
     pub(super) fn commands(
         &self,
         issue: &IssueSnapshot,
         s: &mut Steps,
         findings: &mut Vec<Finding>,
-    ) -> bool {
+    ) -> (bool, Vec<Answered<'_>>) {
         let mut ended_by: Option<u64> = None;
+        let mut answered = Vec::new();
         let waiting = self.snapshot.commands.iter();
         for cmd in waiting.filter(|c| c.pending.issue == issue.number) {
             let p = &cmd.pending;
@@ -67,11 +75,25 @@ impl Planner<'_> {
             }
             s.acks.push(react(p.issue, p.comment_id, "eyes"));
             let reply = self.answer(issue, cmd, &mut ended_by, s, findings);
+            answered.push(Answered { cmd, reply });
+        }
+        (ended_by.is_some(), answered)
+    }
+
+    /// Posts the answers of [`Self::commands`] with their reactions; `also` is what the pass did
+    /// on the issue besides (a dead Run's Claim it ended), told in each reply.
+    pub(super) fn reply(&self, answered: Vec<Answered>, also: Option<&Finding>, s: &mut Steps) {
+        for Answered { cmd, reply } in answered {
+            let p = &cmd.pending;
             let command = match &p.parsed {
                 Parsed::Command(c) => Some(c.canonical()),
                 _ => None,
             };
-            let body = text::reply(p, command.as_deref(), reply.answer, &reply.detail);
+            let detail = match also {
+                Some(f) => text::also_did(&reply.detail, f.claim_id.as_deref(), &f.note),
+                None => reply.detail,
+            };
+            let body = text::reply(p, command.as_deref(), reply.answer, &detail);
             let record = ReplyRecord {
                 command_comment_id: p.comment_id,
                 issue: p.issue,
@@ -93,7 +115,6 @@ impl Planner<'_> {
             };
             s.answers.push(react(p.issue, p.comment_id, verdict));
         }
-        ended_by.is_some()
     }
 
     /// Whether `cmd`, by someone without the role, is refused by a `-1` reaction alone (none at

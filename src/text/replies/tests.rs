@@ -19,6 +19,13 @@ fn pending(body: &str) -> Pending {
     }
 }
 
+fn invalid_recovr() -> String {
+    let Parsed::Invalid(e) = parse("/thirdshift recovr") else {
+        panic!()
+    };
+    invalid(&e)
+}
+
 fn claim() -> ClaimView {
     ClaimView {
         comment_id: 5_000_000_001,
@@ -61,6 +68,7 @@ fn every_reply_of_the_commands() {
         (Answer::NothingToDo, nothing_active(None)),
         (Answer::NothingToDo, issue_closed().to_string()),
         (Answer::Answered, status(&c, "alive")),
+        (Answer::Invalid, also_did(&invalid_recovr(), Some("c-0123456789abcdef"), "host build-01 reports the Run dead (PID gone): …; the issue goes to ready-for-agent")),
     ];
     let all: Vec<String> = cases
         .iter()

@@ -318,9 +318,9 @@ fn a_strangers_commands_get_one_reply_an_hour_and_then_a_reaction_each() {
         [
             "#7 react eyes 5",
             "#7 react eyes 9",
+            "#7 react -1 6",
             "#7 reply 5 not-permitted",
             "#7 react -1 5",
-            "#7 react -1 6",
             "#7 reply 9 answered",
             "#7 react +1 9",
         ]
