@@ -10,10 +10,6 @@ use clap::{CommandFactory as _, FromArgMatches as _};
 
 use crate::cli::{Cli, Command};
 
-/// What each subcommand's help says of the global options it does not list.
-const GLOBALS_ONCE: &str = "Global options (--repo, --api-url, --config, --host, --state-dir, \
-     --cache, --no-cache, -v, -q) work here too: see `thirdshift-reconciler --help`.";
-
 /// The command line as parsed and documented: every global option is still accepted after any
 /// subcommand, but listed once, in the top-level help (each subcommand holds a hidden copy, so
 /// clap does not add a listed one to it).
@@ -23,12 +19,23 @@ pub fn command() -> clap::Command {
         .filter(|a| a.is_global_set())
         .map(|a| a.clone().hide(true))
         .collect();
-    let names: Vec<String> = (root.get_subcommands())
+    // What each subcommand's help says of the global options it does not list
+    let names: Vec<String> = (globals.iter())
+        .map(|a| match (a.get_short(), a.get_long()) {
+            (Some(short), _) => format!("-{short}"),
+            (None, long) => format!("--{}", long.unwrap_or_default()),
+        })
+        .collect();
+    let once = format!(
+        "Global options ({}) work here too: see `thirdshift-reconciler --help`.",
+        names.join(", ")
+    );
+    let subcommands: Vec<String> = (root.get_subcommands())
         .map(|s| s.get_name().to_string())
         .collect();
-    for name in names {
+    for name in subcommands {
         root = root.mut_subcommand(name, |sub| {
-            let sub = sub.after_help(GLOBALS_ONCE);
+            let sub = sub.after_help(once.clone());
             globals.iter().fold(sub, |sub, a| sub.arg(a.clone()))
         });
     }
@@ -82,10 +89,18 @@ pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
     clap_complete::generate(shell, &mut cmd, "thirdshift-reconciler", out);
 }
 
+/// The command as its man pages document it: without clap's `help` subcommand, which has no
+/// page, so the main page names none; built, so each subcommand carries its page's name
+/// (`thirdshift-reconciler-observe`).
+fn documented() -> clap::Command {
+    let mut cmd = command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
 /// Writes the man page (roff) to `out`.
 pub fn man(out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    // as `generate_to` writes them: no page for clap's `help` subcommand, so none is named
-    clap_mangen::Man::new(command().disable_help_subcommand(true)).render(out)?;
+    clap_mangen::Man::new(documented()).render(out)?;
     out.flush()
 }
 
@@ -94,15 +109,12 @@ pub fn man(out: &mut dyn std::io::Write) -> std::io::Result<()> {
 /// returns their paths.
 pub fn man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
-    clap_mangen::generate_to(command(), dir)?;
-    let mut pages: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.starts_with("thirdshift-reconciler") && name.ends_with(".1")
-        })
-        .collect();
-    pages.sort();
+    let cmd = documented();
+    let subcommands = cmd.get_subcommands().filter(|s| !s.is_hide_set());
+    let mut pages = vec![clap_mangen::Man::new(cmd.clone()).generate_to(dir)?];
+    for sub in subcommands {
+        pages.push(clap_mangen::Man::new(sub.clone()).generate_to(dir)?);
+    }
     Ok(pages)
 }
 

@@ -6,7 +6,6 @@
 //!
 //! Pure: the snapshot in, rows out. It decides nothing about the Claim.
 
-use super::next_step::Attention;
 use super::row::{RunHealth, RunRow};
 use crate::protocol::record::Verdict;
 use crate::snapshot::{IssueSnapshot, Snapshot};
@@ -58,8 +57,6 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
                 resume: facts.resume.clone(),
                 continues: None,
                 watched: v.watched,
-                attention: Attention::Running,
-                next_step: None,
             });
         }
     }

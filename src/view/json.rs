@@ -1,7 +1,8 @@
 //! `status --json`: the view for scripts, in the versioned shape `docs/status.schema.json`
 //! describes. `schema_version` changes only when a field is removed, renamed or changes meaning;
 //! adding a field keeps the version (docs/view.md). Health is the kebab-case word
-//! (`writers-alive`). Nothing here reads the clock: `generated_at` is given.
+//! (`writers-alive`); each Run's `attention` and `next_step` are derived from its row here, as
+//! the other renderers derive them. Nothing here reads the clock: `generated_at` is given.
 
 use chrono::{DateTime, Utc};
 
@@ -13,6 +14,16 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The view as pretty-printed JSON with `schema_version` and `generated_at`.
 pub fn render(view: &View, now: DateTime<Utc>) -> String {
     let mut value = serde_json::to_value(view).unwrap_or_default();
+    // Each Run's group and next step, derived from the row as every renderer derives them
+    let rows = value.get_mut("runs").and_then(|r| r.as_array_mut());
+    for (row, r) in rows.into_iter().flatten().zip(&view.runs) {
+        if let Some(row) = row.as_object_mut() {
+            let attention = serde_json::to_value(r.health.attention());
+            let step = serde_json::to_value(super::next_step::of(r));
+            row.insert("attention".into(), attention.unwrap_or_default());
+            row.insert("next_step".into(), step.unwrap_or_default());
+        }
+    }
     if let Some(object) = value.as_object_mut() {
         object.insert("schema_version".into(), SCHEMA_VERSION.into());
         object.insert(

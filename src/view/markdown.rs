@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use super::model::{
     Attention, Continues, HostRow, Recovery, RunHealth, RunRow, UntrustedAuthor, View,
 };
-use super::{joined, log_list};
+use super::{code_spans, joined, log_list};
 
 /// The most Run rows written (GitHub caps an issue body at 65,536 characters).
 pub const MAX_ROWS: usize = 120;
@@ -52,7 +52,7 @@ pub fn mark(h: RunHealth) -> &'static str {
 /// always first, so an empty list says so.
 fn needs_you(out: &mut String, view: &View) {
     let rows: Vec<&RunRow> = (view.runs.iter())
-        .filter(|r| r.attention == Attention::NeedsYou)
+        .filter(|r| r.health.attention() == Attention::NeedsYou)
         .collect();
     let _ = writeln!(out, "## ⚠️ Needs you ({})\n", rows.len());
     if rows.is_empty() {
@@ -60,8 +60,8 @@ fn needs_you(out: &mut String, view: &View) {
         return;
     }
     for r in rows.iter().take(MAX_ROWS) {
-        let step = r.next_step.as_ref();
-        let says = step.map_or(String::new(), |s| with_code(&s.says));
+        let step = super::next_step::of(r);
+        let says = (step.as_ref()).map_or(String::new(), |s| code_spans(&s.says, code, cell));
         let _ = write!(
             out,
             "- {} — {} {}: {says}",
@@ -69,19 +69,12 @@ fn needs_you(out: &mut String, view: &View) {
             mark(r.health),
             r.health.word(),
         );
-        if let Some(command) = step.and_then(|s| s.command.as_deref()) {
+        if let Some(command) = step.as_ref().and_then(|s| s.command.as_deref()) {
             let _ = write!(out, " {}", code(command));
         }
         out.push('\n');
     }
     out.push('\n');
-}
-
-/// `s` safe for the dashboard, its backticked spans as code.
-fn with_code(s: &str) -> String {
-    (s.split('`').enumerate())
-        .map(|(i, part)| if i % 2 == 1 { code(part) } else { cell(part) })
-        .collect()
 }
 
 fn runs(out: &mut String, view: &View) {
@@ -120,7 +113,7 @@ fn runs(out: &mut String, view: &View) {
 
 /// The health word, with "being recovered" for a Run reconcile ends by itself.
 fn health_word(r: &RunRow) -> String {
-    match r.attention {
+    match r.health.attention() {
         Attention::BeingRecovered => format!("{} · being recovered", r.health.word()),
         _ => r.health.word().to_string(),
     }

@@ -28,6 +28,14 @@ pub use summary::{action_outputs, budget, observed, pass as pass_summary, planne
 #[cfg(test)]
 mod fixture;
 
+/// `s` with its backticked spans rendered by `code` and the text between them by `text` (a next
+/// step's sentence, as Markdown or HTML).
+pub fn code_spans(s: &str, code: impl Fn(&str) -> String, text: impl Fn(&str) -> String) -> String {
+    (s.split('`').enumerate())
+        .map(|(i, part)| if i % 2 == 1 { code(part) } else { text(part) })
+        .collect()
+}
+
 /// At most `max` characters of `s`, the last one an ellipsis when cut.
 pub fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {

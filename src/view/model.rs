@@ -87,13 +87,9 @@ pub fn build(input: &Inputs<'_>) -> View {
     let mut runs: Vec<RunRow> = issues.iter().flat_map(|i| runs_of(i, input)).collect();
     let hosts = super::hosts::rows(snapshot, &runs, input.now);
     super::hosts::mark_silent(&mut runs, &hosts);
-    for r in &mut runs {
-        r.attention = r.health.attention();
-        r.next_step = super::next_step::of(r);
-    }
     // Runs that need a person first, then those being recovered, each group in issue order
     // (the sort is stable)
-    runs.sort_by_key(|r| r.attention);
+    runs.sort_by_key(|r| r.health.attention());
     let page = snapshot.registry_page.as_ref();
     View {
         repository: input.repository.to_string(),
@@ -161,8 +157,6 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
                 resume: None,
                 continues: None,
                 watched: false,
-                attention: Attention::Running,
-                next_step: None,
             });
         }
     }
@@ -211,8 +205,6 @@ fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding, watched: b
         ),
         continues: continues(issue, c),
         watched,
-        attention: Attention::Running,
-        next_step: None,
     }
 }
 

@@ -123,11 +123,6 @@ pub struct RunRow {
     /// Whether its host reports a companion watching it (its death is then acted on within
     /// seconds, not at the host's next pass).
     pub watched: bool,
-    /// Who acts next: the view's sections (filled by `model::build` from the final health).
-    pub attention: super::next_step::Attention,
-    /// What a person does, or what happens by itself; `None` while it runs as it should
-    /// (filled by `model::build`).
-    pub next_step: Option<super::next_step::NextStep>,
 }
 
 /// The link of a Continuation's Run to the Claim it carries on: the chain of an issue's Runs.

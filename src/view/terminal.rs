@@ -87,7 +87,10 @@ fn runs(out: &mut String, runs: &[RunRow], now: DateTime<Utc>, color: bool) {
         ),
     );
     for attention in Attention::ALL {
-        let rows: Vec<&RunRow> = runs.iter().filter(|r| r.attention == attention).collect();
+        let rows: Vec<&RunRow> = runs
+            .iter()
+            .filter(|r| r.health.attention() == attention)
+            .collect();
         if rows.is_empty() && attention != Attention::NeedsYou {
             continue;
         }
@@ -133,7 +136,7 @@ fn run(out: &mut String, r: &RunRow, now: DateTime<Utc>, color: bool) {
     if r.health != RunHealth::Alive {
         wrapped(out, "       └ ", &r.evidence);
     }
-    if let Some(step) = &r.next_step {
+    if let Some(step) = super::next_step::of(r) {
         wrapped(out, "       → ", &step.says.replace('`', ""));
         if let Some(command) = &step.command {
             let _ = writeln!(out, "         on #{}: {command}", r.issue);

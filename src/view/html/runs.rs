@@ -9,14 +9,17 @@ use chrono::{DateTime, Utc};
 
 use super::super::model::{Attention, RunRow};
 use super::super::terminal::age;
-use super::super::{joined, log_list};
+use super::super::{code_spans, joined, log_list};
 use super::{badge, esc, link, when};
 
 /// The Runs in three sections, "Needs you" first (always there, so an empty one says so), then
 /// those being recovered and those running (each only when it has Runs).
 pub(super) fn sections(out: &mut String, runs: &[RunRow], now: DateTime<Utc>) {
     for attention in Attention::ALL {
-        let rows: Vec<&RunRow> = runs.iter().filter(|r| r.attention == attention).collect();
+        let rows: Vec<&RunRow> = runs
+            .iter()
+            .filter(|r| r.health.attention() == attention)
+            .collect();
         let empty = match attention {
             Attention::NeedsYou => Some("Nothing needs you: no Run waits on a person."),
             Attention::Running if runs.is_empty() => Some("No active Runs."),
@@ -90,10 +93,11 @@ fn table(out: &mut String, runs: &[&RunRow], steps: bool, now: DateTime<Utc>) {
 /// The next step: its sentence (backticked words as code), then the exact comment to write on
 /// the issue, on a line of its own that never breaks.
 fn step_cell(r: &RunRow) -> String {
-    let Some(step) = &r.next_step else {
+    let Some(step) = super::super::next_step::of(r) else {
         return "—".into();
     };
-    let mut cell = format!("<span class=\"says\">{}</span>", with_code(&step.says));
+    let says = code_spans(&step.says, |c| format!("<code>{}</code>", esc(c)), esc);
+    let mut cell = format!("<span class=\"says\">{says}</span>");
     if let Some(command) = &step.command {
         let _ = write!(
             cell,
@@ -103,19 +107,6 @@ fn step_cell(r: &RunRow) -> String {
         );
     }
     cell
-}
-
-/// `s` escaped, its backticked spans as `<code>`.
-fn with_code(s: &str) -> String {
-    let mut out = String::new();
-    for (i, part) in s.split('`').enumerate() {
-        if i % 2 == 1 {
-            let _ = write!(out, "<code>{}</code>", esc(part));
-        } else {
-            out.push_str(&esc(part));
-        }
-    }
-    out
 }
 
 /// The host, tagged `thirdshift` for a thirdshift Command (its record's path as the title) and
