@@ -24,6 +24,7 @@ fn json_of(record: &Record) -> serde_json::Value {
         Record::HostReport(r) => r.to_json(),
         Record::Cancel(r) => r.to_json(),
         Record::Reply(r) => r.to_json(),
+        Record::Adopt(r) => r.to_json(),
         Record::Other { json, .. } => json.clone(),
     }
 }

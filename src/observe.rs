@@ -4,14 +4,18 @@
 //! keeps a dead one's work, and writes the verdicts into this host's report on the registry
 //! issue, editing the report only when its content changed. The report also carries this host's
 //! capacity and its slots in use (live Claims across every repository it serves). It ends no
-//! Claim on its verdicts: reconcile does, on this evidence. The one Claim it ends is one it
-//! stopped on a cancel request (`cancel.rs`): those are carried out first and, once ended, left
-//! out of the report.
+//! Claim on its verdicts: reconcile does, on this evidence. The Claims it ends are those it
+//! stopped itself: on a cancel request (`cancel.rs`), carried out first and, once ended, left
+//! out of the report, and a thirdshift Command that collides with the Run that keeps its issue,
+//! under `thirdshift.on_collision: stop` (`stop_collided.rs`). A live Command's place on its
+//! issue is posted once (`adopt.rs`).
 
+mod adopt;
 mod cancel;
 mod reservation;
 mod runs;
 mod stop_adopted;
+mod stop_collided;
 
 pub use cancel::{cancel, Asked};
 

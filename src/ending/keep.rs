@@ -114,7 +114,8 @@ pub async fn stopped_run(
 /// Salvages the worktree of a thirdshift Command proven dead with no writer left (never
 /// before), once: `named`, what thirdshift's own step in its Command log names for its Issue
 /// branch (`thirdshift::of_command`), committed and pushed on that branch as ours
-/// are. The result is kept in the state folder and reported as it is by later passes. A Command
+/// are, or on `own_branch` when given (a Command stopped for a collision, whose Issue branch may
+/// be the owner's). The result is kept in the state folder and reported as it is by later passes. A Command
 /// with no Issue branch, or whose log names no worktree, has nothing to salvage; one whose
 /// worktree cannot be believed is reported untouched: the work is left on this host, and the
 /// report says why.
@@ -123,14 +124,16 @@ pub async fn adopted_run(
     adopted: &crate::thirdshift::Adopted,
     named: Named,
     reason: String,
+    own_branch: Option<String>,
 ) -> anyhow::Result<Option<Salvage>> {
     let claim_id = adopted.claim.claim_id.clone();
     if let Some(done) = ctx.state.adopted_kept(&claim_id) {
         return Ok(Some(done));
     }
-    let Some(branch) = adopted.claim.branch.clone() else {
+    let Some(issue_branch) = adopted.claim.branch.clone() else {
         return Ok(None);
     };
+    let branch = own_branch.unwrap_or(issue_branch);
     let kept = match named {
         Named::Nothing => return Ok(None),
         Named::NotBelieved { path, why } => Salvage {

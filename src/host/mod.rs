@@ -33,7 +33,7 @@ pub use process::{
     wait_for_exit, ProcessIdentity, Stat,
 };
 pub use state::{cache_path, LocalClaim, LocalStatus, StateDir};
-pub use stop::stop;
+pub use stop::{kill, stop, stop_processes};
 pub use table::{ProcessEntry, ProcessTable};
 pub use turn::Turn;
 pub use verdicts::Judge;

@@ -8,6 +8,8 @@
 //! (or is the Run's child), strays only by the Claim's id. A PID or session id now used by
 //! someone else is never touched. Deciding whom to signal is pure (`plan`); `stop` sends the
 //! signals and waits. Nothing here talks to GitHub or ends the Claim (`crate::observe::cancel` does).
+//! `kill` and `stop_processes` stop processes a caller proved its own (a colliding thirdshift
+//! Command and its Harness, `crate::observe::stop_collided`), each only while it is that process.
 
 use std::time::Duration;
 
@@ -225,6 +227,32 @@ pub async fn stop(claim: &ClaimRecord, policy: StopPolicy) -> anyhow::Result<Sto
         killed,
         left: plan.survivors(),
     })
+}
+
+/// Stops the processes `ps`, each only while it still is that process: SIGTERM, up to `grace`
+/// for them to exit, then SIGKILL to what is left, as a Run's session is stopped. Those still
+/// there after SIGKILL are returned. For processes a caller proved to be one Run's (a dead
+/// thirdshift Command's Harness); nothing is judged here.
+pub async fn stop_processes(ps: &[ProcessIdentity], grace: Duration) -> Vec<u32> {
+    let left = |ps: &[ProcessIdentity]| -> Vec<u32> {
+        ps.iter().filter(|p| alive(**p)).map(|p| p.pid).collect()
+    };
+    for p in ps {
+        send(*p, libc::SIGTERM);
+    }
+    if !wait_until(grace, || left(ps).is_empty()).await {
+        for p in ps {
+            send(*p, libc::SIGKILL);
+        }
+        wait_until(AFTER_KILL, || left(ps).is_empty()).await;
+    }
+    left(ps)
+}
+
+/// Sends SIGKILL to `p` while it still is that process (same PID and start ticks): a process
+/// that must not run its own cleanup. Whether it was sent.
+pub fn kill(p: ProcessIdentity) -> bool {
+    send(p, libc::SIGKILL) == 1
 }
 
 /// Waits until `done` holds or `limit` passes; whether it held.

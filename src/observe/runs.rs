@@ -12,6 +12,7 @@ use anyhow::Context as _;
 
 use crate::context::Ctx;
 use crate::host::Judge;
+use crate::observe::stop_collided::Collided;
 use crate::protocol::record::{
     ClaimRecord, ClaimState, ClaimVerdict, DeathReason, RunOf, Salvage, Verdict,
 };
@@ -100,13 +101,16 @@ async fn command(
         return Ok(());
     }
     let (verdict, named) = adopted_verdict(ctx, judge, &a)?;
+    if !ended && matches!(verdict, Verdict::Alive) {
+        // its place first: a collision is decided on recorded places alone
+        crate::observe::adopt::place(ctx, snapshot, &a).await;
+    }
+    let (verdict, named, collided) = collision(ctx, snapshot, &a, ended, (verdict, named)).await?;
     let mut watched = crate::context::companion::watching(ctx, &a.claim.claim_id);
-    let kept = match (&verdict, named) {
-        (Verdict::Dead { reason, .. }, Some(named)) if !ended => {
-            let why = crate::text::salvage::reason_dead(*reason);
-            crate::ending::adopted_run(ctx, &a, named, why).await?
-        }
-        _ => None,
+    let kept = if ended {
+        None
+    } else {
+        keep_dead(ctx, &a, &verdict, named, collided.as_ref()).await?
     };
     // As thirdshift's own Drop: the reservation goes once the work is kept.
     match &verdict {
@@ -124,7 +128,7 @@ async fn command(
         Verdict::WritersAlive { .. } => {}
     }
     let kept = match kept {
-        Some(k) if hands_back(ctx, &a, &verdict) => {
+        Some(k) if collided.is_none() && hands_back(ctx, &a, &verdict) => {
             let branch = a.claim.branch.as_deref().unwrap_or_default();
             Some(crate::ending::move_aside(ctx, &a.claim.claim_id, branch, k).await)
         }
@@ -142,6 +146,67 @@ async fn command(
         });
     }
     Ok(())
+}
+
+/// A dead Command's work kept (on its Issue branch, or on a branch of its own when it was
+/// stopped for a collision, whose end is then posted here: reconcile ends no Command while
+/// another of its issue lives).
+async fn keep_dead(
+    ctx: &Ctx,
+    a: &Adopted,
+    verdict: &Verdict,
+    named: Option<crate::thirdshift::Named>,
+    collided: Option<&Collided>,
+) -> anyhow::Result<Option<Salvage>> {
+    let kept = match (verdict, named) {
+        (Verdict::Dead { reason, .. }, Some(named)) => {
+            let (why, own) = match collided {
+                Some(c) => (
+                    crate::text::collision::salvage_reason(&c.owner.claim_id, &c.owner.host),
+                    Some(crate::observe::stop_collided::branch(&a.claim.claim_id)),
+                ),
+                None => (crate::text::salvage::reason_dead(*reason), None),
+            };
+            crate::ending::adopted_run(ctx, a, named, why, own).await?
+        }
+        _ => None,
+    };
+    if let (Some(c), true) = (collided, verdict.is_dead()) {
+        let ending = crate::observe::stop_collided::end(ctx, a, c, kept.as_ref()).await;
+        if let Err(e) = ending {
+            tracing::warn!(claim = %a.claim.claim_id, "collided Command's end not posted: {e:#}; next pass");
+        }
+    }
+    Ok(kept)
+}
+
+/// A Command this host stopped, or stops now, because another Run keeps its issue
+/// (`thirdshift.on_collision: stop`, `crate::observe::stop_collided`): judged again after the
+/// stop, on a table read afresh. A failed decision is logged and leaves it running.
+async fn collision(
+    ctx: &Ctx,
+    snapshot: &Snapshot,
+    a: &Adopted,
+    ended: bool,
+    judged: (Verdict, Option<crate::thirdshift::Named>),
+) -> anyhow::Result<(Verdict, Option<crate::thirdshift::Named>, Option<Collided>)> {
+    use crate::observe::stop_collided::{noted, stop_if_later};
+    let (verdict, named) = judged;
+    let noted = noted(ctx, &a.claim.claim_id);
+    if ended || !matches!(verdict, Verdict::Alive) {
+        return Ok((verdict, named, noted));
+    }
+    let stopped = match stop_if_later(ctx, snapshot, a).await {
+        Ok(Some(c)) => c,
+        Ok(None) => return Ok((verdict, named, noted)),
+        Err(e) => {
+            tracing::warn!(claim = %a.claim.claim_id, "collision not decided: {e:#}; next pass");
+            return Ok((verdict, named, noted));
+        }
+    };
+    let mut fresh = Judge::new([(a.claim.pid, a.claim.start_ticks)])?;
+    let (verdict, named) = adopted_verdict(ctx, &mut fresh, a)?;
+    Ok((verdict, named, Some(stopped)))
 }
 
 /// Whether a dead Command's worktree goes aside for thirdshift's Continuation: under
@@ -243,13 +308,16 @@ fn ended_here(snapshot: &Snapshot, claim: &ClaimRecord) -> bool {
         .is_some_and(|i| i.ownership.adopted_end(&claim.claim_id).is_some())
 }
 
-/// This host's unfinished thirdshift Commands on the repository (docs/thirdshift.md).
+/// This host's unfinished thirdshift Commands on the repository (docs/thirdshift.md), in the
+/// order their processes started (so two on one issue are placed as they began).
 pub(super) fn adopted(ctx: &Ctx) -> Vec<Adopted> {
     let repo = ctx.client.repo();
-    crate::thirdshift::on_this_host(
+    let mut found = crate::thirdshift::on_this_host(
         &ctx.config.thirdshift,
         &ctx.host,
         &crate::host::system_hostname(),
         (&repo.owner, &repo.name),
-    )
+    );
+    found.sort_by_key(|a| (a.claim.boot_id.clone(), a.claim.start_ticks));
+    found
 }

@@ -69,6 +69,24 @@ pub struct ThirdshiftConfig {
     /// Pickup to continue its Issue branch, once its work is on origin and its worktree moved
     /// aside, up to `recovery.max_continuations` times per issue (docs/thirdshift.md).
     pub on_dead: OnDead,
+    /// What the host of a Run that collides with another on its issue does (a later one, by
+    /// the issue's records): `show` only shows it under "Needs you"; `stop` stops it on its
+    /// host, its work kept on a branch of its own, the issue's labels left to the Run that
+    /// keeps it (docs/thirdshift.md, "Two Runs on one issue").
+    pub on_collision: OnCollision,
+}
+
+/// What a host does with its Run that collides with another on its issue.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum OnCollision {
+    /// Show it, in every view, for a person to stop.
+    #[default]
+    Show,
+    /// Stop it on its host, its work kept on a branch of its own.
+    Stop,
 }
 
 impl Default for ThirdshiftConfig {
@@ -78,6 +96,7 @@ impl Default for ThirdshiftConfig {
             logs_dir: None,
             bin: None,
             on_dead: OnDead::Fail,
+            on_collision: OnCollision::Show,
         }
     }
 }
@@ -567,6 +586,17 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains(":2:") && err.contains("resume"), "{err}");
+    }
+
+    #[test]
+    fn a_colliding_run_is_shown_by_default_and_stopped_when_asked() {
+        assert_eq!(Config::default().thirdshift.on_collision, OnCollision::Show);
+        let c = parse("thirdshift:\n  on_collision: stop\n").unwrap();
+        assert_eq!(c.thirdshift.on_collision, OnCollision::Stop);
+        let err = parse("thirdshift:\n  on_collision: kill\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(":2:") && err.contains("kill"), "{err}");
     }
 
     #[test]

@@ -311,6 +311,29 @@ impl Snapshot {
         out
     }
 
+    /// The thirdshift Commands hosts report working on issue `n` (alive, or writers alive) that
+    /// `own` (the issue's ownership, perhaps read fresher than the snapshot) shows no end of:
+    /// Runs on the issue for `protocol::collision`.
+    pub fn commands_working_on(
+        &self,
+        n: u64,
+        own: &crate::protocol::record::Ownership,
+    ) -> Vec<crate::protocol::collision::Contender> {
+        let mut out = Vec::new();
+        for report in &self.reports {
+            for v in &report.report.claims {
+                let working = !v.verdict.is_dead() && !v.run.is_ours();
+                if v.issue == n && working && own.adopted_end(&v.claim_id).is_none() {
+                    out.push(crate::protocol::collision::Contender {
+                        claim_id: v.claim_id.clone(),
+                        host: report.report.host.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
     /// The live thirdshift Command a host reports on open `issue`, if any: what `cancel` stops.
     pub fn live_adopted_on<'s>(
         &'s self,

@@ -3,7 +3,7 @@
 //! record line (`protocol::record::encode`). Records know nothing of their text.
 
 use crate::protocol::record::{
-    encode, write_refusal, CancelRecord, ClaimRecord, EndRecord, HostReport, Kind,
+    encode, write_refusal, AdoptRecord, CancelRecord, ClaimRecord, EndRecord, HostReport, Kind,
 };
 
 /// A record posted as an issue comment.
@@ -51,6 +51,16 @@ impl ToComment for CancelRecord {
             "{}\n\n{}",
             super::cancel::cancel_comment(self),
             encode(Kind::Cancel, &self.to_json())
+        )
+    }
+}
+
+impl ToComment for AdoptRecord {
+    fn to_comment(&self) -> String {
+        format!(
+            "{}\n\n{}",
+            super::collision::adopt_comment(self),
+            encode(Kind::Adopt, &self.to_json())
         )
     }
 }

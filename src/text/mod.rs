@@ -9,6 +9,7 @@
 
 pub mod cancel;
 pub mod cause;
+pub mod collision;
 pub mod comment;
 pub mod evidence;
 pub mod failures;

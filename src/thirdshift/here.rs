@@ -28,6 +28,20 @@ pub struct Adopted {
     pub facts: AdoptedRun,
 }
 
+impl Adopted {
+    /// What identifies this Command in our records (adoption, end): this host, its record, PID
+    /// and `process_start`.
+    pub fn evidence(&self, host: &HostIdentity) -> crate::protocol::record::AdoptedEvidence {
+        crate::protocol::record::AdoptedEvidence {
+            host: host.host.clone(),
+            machine_id: host.machine_id.clone(),
+            record: self.facts.record.clone(),
+            pid: self.facts.pid,
+            process_start: self.facts.process_start.clone(),
+        }
+    }
+}
+
 /// This machine's unfinished thirdshift Commands on repository `owner/name`.
 pub fn on_this_host(
     config: &ThirdshiftConfig,

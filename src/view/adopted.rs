@@ -57,6 +57,7 @@ pub fn rows(issue: &IssueSnapshot, snapshot: &Snapshot) -> Vec<RunRow> {
                 resume: facts.resume.clone(),
                 continues: None,
                 watched: v.watched,
+                collides_with: None,
             });
         }
     }

@@ -1,14 +1,16 @@
 //! The scenario the view's snapshot tests render: three hosts (one never reported), a live Run,
 //! an orphaned one (its Run process died, its writers live on), a dead one, a superseded claim,
-//! a Claim awaiting its host, an issue `in-progress` with no Claim, and one recovery kept from an
-//! earlier view. Built from real record comments through the real ownership rule and `plan`.
+//! a Claim awaiting its host, an issue `in-progress` with no Claim, two machines' thirdshift
+//! Commands on one issue (the later one colliding), and one recovery kept from an earlier
+//! view. Built from real record comments through the real ownership rule and `plan`.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use crate::protocol::config::Config;
 use crate::protocol::record::claim::tests::sample_claim;
 use crate::protocol::record::{
-    ClaimRecord, ClaimVerdict, DeathReason, HostReport, Ownership, RawComment, Trust, Verdict,
+    AdoptRecord, AdoptedEvidence, AdoptedRun, ClaimRecord, ClaimVerdict, DeathReason, HostReport,
+    Ownership, RawComment, RunOf, Trust, Verdict,
 };
 use crate::reconcile::apply::EndedClaim;
 use crate::reconcile::{plan, Plan, PlanInput};
@@ -95,6 +97,50 @@ fn report(host: &str, claims: Vec<ClaimVerdict>, cap: u32, used: u32, id: u64) -
     }
 }
 
+/// A live thirdshift Command on `issue` of `host`, `ts-<name>`: its adoption comment and verdict.
+fn command(issue: u64, name: &str, host: &str, pid: u32) -> (String, ClaimVerdict) {
+    let record = format!("acme/widgets/commands/issue/{issue}-{name}.command.json");
+    let facts = AdoptedRun {
+        record: record.clone(),
+        kind: "Ticket".into(),
+        pid,
+        process_start: format!("boot-{host}:{pid}00"),
+        stage: Some("implementing".into()),
+        stage_since: Some("2025-03-05T11:30:00+00:00".into()),
+        harness: Some("claude".into()),
+        model: Some("opus".into()),
+        effort: None,
+        branch: Some(format!("issue-{issue}")),
+        pull_request: None,
+        session_log: None,
+        resume: None,
+        session: None,
+    };
+    let adoption = AdoptRecord {
+        claim_id: format!("ts-{name}"),
+        issue,
+        kind: facts.kind.clone(),
+        command: AdoptedEvidence {
+            host: host.into(),
+            machine_id: format!("m-{host}"),
+            record,
+            pid,
+            process_start: facts.process_start.clone(),
+        },
+        seen_at: now() - Duration::minutes(30),
+    };
+    let verdict = ClaimVerdict {
+        claim_id: adoption.claim_id.clone(),
+        issue,
+        verdict: Verdict::Alive,
+        kept: None,
+        run: RunOf::thirdshift_of(facts),
+        finished: None,
+        watched: false,
+    };
+    (adoption.to_comment(), verdict)
+}
+
 /// The snapshot: what one read of the scenario's repository sees.
 pub fn snapshot() -> Snapshot {
     let mut live = claim(12, "c-live", "build-01", 40);
@@ -110,8 +156,12 @@ pub fn snapshot() -> Snapshot {
         harness: Some("codex".into()),
         ..claim(30, "c-silent", "build-03", 3000)
     };
+    // two machines' thirdshift Commands on issue 50: build-02's was seen first, so it keeps it
+    let (first, first_verdict) = command(50, "first", "build-02", 5150);
+    let (second, second_verdict) = command(50, "second", "build-01", 5151);
     let b1 = vec![
         verdict(&live, Verdict::Alive),
+        second_verdict,
         verdict(
             &orphan,
             Verdict::WritersAlive {
@@ -124,7 +174,7 @@ pub fn snapshot() -> Snapshot {
         reason: DeathReason::PidGone,
         evidence: "PID 4242 is gone".into(),
     };
-    let b2 = vec![verdict(&dead, dead_verdict)];
+    let b2 = vec![verdict(&dead, dead_verdict), first_verdict];
     let quiet = claim(40, "c-quiet", "build-04", 400);
     // build-04's report is 5 hours old (it refreshes hourly) and uses more slots than it has
     let mut b4 = report("build-04", vec![verdict(&quiet, Verdict::Alive)], 1, 2, 930);
@@ -153,6 +203,11 @@ pub fn snapshot() -> Snapshot {
             issue(30, "Silent host's issue", &[(40, silent.to_comment())]),
             issue(33, "Labelled by hand", &[]),
             issue(40, "Quiet host's issue", &[(50, quiet.to_comment())]),
+            issue(
+                50,
+                "Two machines on one issue",
+                &[(60, first), (61, second)],
+            ),
         ],
         reports: vec![
             report("build-01", b1, 2, 2, 901),

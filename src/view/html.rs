@@ -48,6 +48,7 @@ tr.run td:first-child{border-left:6px solid var(--hc,var(--line))}
 .h-unowned{--hc:#cf222e;--hb:#ffebe9;--ht:#a40e26}
 .h-dead{--hc:#cf222e;--hb:#ffebe9;--ht:#a40e26}
 .h-host-silent{--hc:#bc4c00;--hb:#fff1e5;--ht:#953800}
+.h-colliding{--hc:#8250df;--hb:#fbefff;--ht:#6639ba}
 .flag{display:inline-block;margin-left:6px;padding:0 8px;border-radius:999px;font-size:12px;font-weight:600;color:#953800;background:#fff1e5;border:1px solid #bc4c00}
 .empty{color:var(--muted)}
 @media (max-width:720px){

@@ -71,8 +71,10 @@ mod tests {
                 "awaiting-host",
                 "unowned",
                 "host-silent",
+                "colliding",
                 "superseded",
                 "dead",
+                "alive",
                 "alive",
             ]
         );
@@ -82,8 +84,17 @@ mod tests {
             runs[0]["next_step"]["command"],
             "/thirdshift recover --kill"
         );
-        assert_eq!(runs[4]["attention"], "being-recovered");
-        assert_eq!(runs[6]["attention"], "running");
-        assert_eq!(runs[6]["next_step"], serde_json::Value::Null);
+        // the later of two machines' Commands on issue 50 names the one that keeps the issue
+        assert_eq!(runs[4]["issue"], 50);
+        assert_eq!(runs[4]["host"], "build-01");
+        assert_eq!(runs[4]["collides_with"]["host"], "build-02");
+        assert_eq!(runs[4]["collides_with"]["claim_id"], "ts-first");
+        assert!(runs[4]["next_step"]["says"]
+            .as_str()
+            .unwrap()
+            .contains("`ts-first` on `build-02`"));
+        assert_eq!(runs[5]["attention"], "being-recovered");
+        assert_eq!(runs[7]["attention"], "running");
+        assert_eq!(runs[7]["next_step"], serde_json::Value::Null);
     }
 }

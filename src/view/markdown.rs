@@ -45,6 +45,7 @@ pub fn mark(h: RunHealth) -> &'static str {
         RunHealth::Dead => "💀",
         RunHealth::IssueClosed => "⚫",
         RunHealth::HostSilent => "🔕",
+        RunHealth::Colliding => "💥",
     }
 }
 

@@ -7,6 +7,7 @@
 //! `status` command). Nothing here decides about Claims, and nothing below `plan` imports it.
 
 mod adopted;
+mod collision;
 mod history;
 mod hosts;
 mod html;

@@ -109,7 +109,8 @@ pub fn build(input: &Inputs<'_>) -> View {
 }
 
 /// The rows of one issue: its owner and superseded claims not ended by the pass, or the issue
-/// itself when it is `in-progress` without a Claim.
+/// itself when it is `in-progress` without a Claim, and the thirdshift Commands hosts report on
+/// it; a later Run of several working on it is marked colliding (`collision.rs`).
 fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
     let ended_now = |id: &str| {
         input
@@ -120,6 +121,7 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
     let mut adopted = super::adopted::rows(issue, input.snapshot);
     adopted.retain(|r| !r.claim_id.as_deref().is_some_and(ended_now));
     if issue.ownership.active().next().is_none() && !adopted.is_empty() {
+        super::collision::mark(issue, &mut adopted);
         return adopted;
     }
     let ended = |c: &ClaimView| ended_now(&c.record.claim_id);
@@ -157,9 +159,13 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
                 resume: None,
                 continues: None,
                 watched: false,
+                collides_with: None,
             });
         }
     }
+    // thirdshift Commands beside a claim of ours: Runs on the issue too, one of them colliding.
+    rows.extend(adopted);
+    super::collision::mark(issue, &mut rows);
     rows
 }
 
@@ -205,6 +211,7 @@ fn claim_row(issue: &IssueSnapshot, c: &ClaimView, finding: &Finding, watched: b
         ),
         continues: continues(issue, c),
         watched,
+        collides_with: None,
     }
 }
 

@@ -48,7 +48,8 @@ impl RunHealth {
             | RunHealth::AwaitingHost
             | RunHealth::HostMismatch
             | RunHealth::HostSilent
-            | RunHealth::Unowned => Attention::NeedsYou,
+            | RunHealth::Unowned
+            | RunHealth::Colliding => Attention::NeedsYou,
             RunHealth::Dead | RunHealth::Superseded | RunHealth::IssueClosed => {
                 Attention::BeingRecovered
             }
@@ -104,6 +105,7 @@ pub fn of(r: &RunRow) -> Option<NextStep> {
             None,
             host,
         ),
+        RunHealth::Colliding => colliding(r, host),
         RunHealth::Unowned => step(
             "`in-progress` with no Claim: if no agent works on it, take `in-progress` off (and put `ready-for-agent` back to queue it again)".into(),
             None,
@@ -131,6 +133,31 @@ pub fn of(r: &RunRow) -> Option<NextStep> {
         ),
         RunHealth::Alive | RunHealth::Starting => return None,
     })
+}
+
+/// A later Run on an issue another keeps: stopped on its own host, never the owner.
+fn colliding(r: &RunRow, host: Option<String>) -> NextStep {
+    let owner = r.collides_with.as_ref().map_or("another Run".into(), |o| {
+        format!("`{}` on `{}`", o.claim_id, o.host)
+    });
+    let on = host
+        .as_deref()
+        .map_or("its host".into(), |h| format!("`{h}`"));
+    let (says, command) = match &r.thirdshift_record {
+        Some(record) => (
+            format!("Two Runs work on this issue and {owner}, recorded first, keeps it: on {on}, stop this one with `thirdshift stop` and its record `{record}` (under thirdshift's logs folder there), or set `thirdshift.on_collision: stop` so hosts stop later Runs themselves, their work kept on a branch of their own"),
+            None,
+        ),
+        None => (
+            format!("Two Runs work on this issue and {owner}, recorded first, keeps it: stop this Run of ours on {on} by commenting"),
+            Some("/thirdshift cancel"),
+        ),
+    };
+    NextStep {
+        says,
+        command: command.map(str::to_string),
+        host,
+    }
 }
 
 /// `s` with its first letter upper-case (a sentence that starts with a host's name in code
@@ -177,7 +204,8 @@ mod tests {
                     thirdshift_record: thirdshift.then(|| "/tmp/r.json".to_string()),
                     ..base.clone()
                 };
-                if thirdshift && health != RunHealth::WritersAlive {
+                let both = [RunHealth::WritersAlive, RunHealth::Colliding];
+                if thirdshift && !both.contains(&health) {
                     continue;
                 }
                 let step = of(&r);

@@ -26,10 +26,12 @@ pub enum RunHealth {
     /// Its host's report is older than a few of its refresh intervals: the host's `observe`
     /// has probably stopped (display only; the Claim ends only on evidence).
     HostSilent,
+    /// Works on an issue another Run, recorded first, keeps (`protocol::collision`).
+    Colliding,
 }
 
 impl RunHealth {
-    pub const ALL: [RunHealth; 10] = [
+    pub const ALL: [RunHealth; 11] = [
         RunHealth::Alive,
         RunHealth::Starting,
         RunHealth::WritersAlive,
@@ -40,6 +42,7 @@ impl RunHealth {
         RunHealth::Dead,
         RunHealth::IssueClosed,
         RunHealth::HostSilent,
+        RunHealth::Colliding,
     ];
 
     /// The word people read: `alive`, `writers alive`, `awaiting host`, ….
@@ -55,6 +58,7 @@ impl RunHealth {
             RunHealth::Dead => "dead",
             RunHealth::IssueClosed => "issue closed",
             RunHealth::HostSilent => "host silent",
+            RunHealth::Colliding => "colliding",
         }
     }
 
@@ -71,6 +75,7 @@ impl RunHealth {
             RunHealth::Dead => "dead",
             RunHealth::IssueClosed => "issue-closed",
             RunHealth::HostSilent => "host-silent",
+            RunHealth::Colliding => "colliding",
         }
     }
 
@@ -123,6 +128,8 @@ pub struct RunRow {
     /// Whether its host reports a companion watching it (its death is then acted on within
     /// seconds, not at the host's next pass).
     pub watched: bool,
+    /// For a Run that collides: the Run, recorded first on the issue, that keeps it.
+    pub collides_with: Option<crate::protocol::collision::Contender>,
 }
 
 /// The link of a Continuation's Run to the Claim it carries on: the chain of an issue's Runs.

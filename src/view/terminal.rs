@@ -71,7 +71,7 @@ fn paint(h: RunHealth) -> &'static str {
     match h {
         RunHealth::Alive | RunHealth::Starting => "\x1b[32m",
         RunHealth::WritersAlive | RunHealth::AwaitingHost => "\x1b[33m",
-        RunHealth::HostMismatch => "\x1b[35m",
+        RunHealth::HostMismatch | RunHealth::Colliding => "\x1b[35m",
         RunHealth::Superseded | RunHealth::IssueClosed => "\x1b[2m",
         RunHealth::Unowned | RunHealth::Dead => "\x1b[31;1m",
         RunHealth::HostSilent => "\x1b[33;1m",

@@ -59,6 +59,7 @@ mod pickup;
 // thirdshift's own Runs.
 mod thirdshift;
 mod thirdshift_carry_on;
+mod thirdshift_collision;
 mod thirdshift_companion;
 mod thirdshift_real;
 mod thirdshift_worktrees;

@@ -16,7 +16,7 @@ use serde_json::Value;
 const ISSUE_ROUTE: &str = "/repos/{owner}/{repo}/issues/{issue_number}";
 
 /// The registry issue (made by a host's first `observe`).
-fn registry(world: &World) -> u64 {
+pub(crate) fn registry(world: &World) -> u64 {
     (1..=50)
         .find(|n| {
             world

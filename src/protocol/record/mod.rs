@@ -9,6 +9,7 @@
 //! Readable parts must close every code fence they open: a record line inside an open fence is
 //! shown as code on GitHub, and so is not a record here either.
 
+pub mod adopt;
 pub mod cancel;
 pub mod cause;
 pub mod claim;
@@ -24,6 +25,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub use adopt::{AdoptRecord, AdoptView};
 pub use cancel::{new_request_id, CancelRecord, CancelView};
 pub use cause::{Cause, OomMark, OomSeen};
 pub use claim::{new_claim_id, ClaimRecord, RunKind};
@@ -59,19 +61,21 @@ pub enum Kind {
     Cancel,
     Reply,
     View,
+    Adopt,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Claim,
         Kind::End,
         Kind::HostReport,
         Kind::Cancel,
         Kind::Reply,
         Kind::View,
+        Kind::Adopt,
     ];
 
-    /// The wire name: `claim`, `end`, `host-report`, `cancel`, `reply`, `view`.
+    /// The wire name: `claim`, `end`, `host-report`, `cancel`, `reply`, `view`, `adopt`.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Claim => "claim",
@@ -80,6 +84,7 @@ impl Kind {
             Kind::Cancel => "cancel",
             Kind::Reply => "reply",
             Kind::View => "view",
+            Kind::Adopt => "adopt",
         }
     }
 }
@@ -109,12 +114,13 @@ pub enum Record {
     HostReport(HostReport),
     Cancel(CancelRecord),
     Reply(ReplyRecord),
+    Adopt(AdoptRecord),
     Other { kind: Kind, json: serde_json::Value },
 }
 
 /// What names one record among copies of it: its kind, its key (the claim id of a claim or end
 /// record, the host of a host report, the request id of a cancel record, the command comment id
-/// of a reply), and the issue it names, when its kind names one.
+/// of a reply, the claim id of an adoption), and the issue it names, when its kind names one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
     pub kind: Kind,
@@ -131,6 +137,7 @@ impl Record {
             Record::HostReport(r) => (Kind::HostReport, r.host.clone(), None),
             Record::Cancel(r) => (Kind::Cancel, r.request_id.clone(), Some(r.issue)),
             Record::Reply(r) => (Kind::Reply, r.command_comment_id.to_string(), Some(r.issue)),
+            Record::Adopt(r) => (Kind::Adopt, r.claim_id.clone(), Some(r.issue)),
             Record::Other { .. } => return None,
         };
         Some(Identity { kind, key, issue })
@@ -155,6 +162,7 @@ impl Record {
             Record::HostReport(_) => Kind::HostReport,
             Record::Cancel(_) => Kind::Cancel,
             Record::Reply(_) => Kind::Reply,
+            Record::Adopt(_) => Kind::Adopt,
             Record::Other { kind, .. } => *kind,
         }
     }
@@ -418,6 +426,12 @@ fn parse_json(kind: Kind, json: &str) -> Result<Record, RecordError> {
                 serde_json::from_value(value).map_err(|e| malformed(k, e.to_string()))?;
             r.validate().map_err(|reason| malformed(k, reason))?;
             Ok(Record::Reply(r))
+        }
+        Kind::Adopt => {
+            let a: AdoptRecord =
+                serde_json::from_value(value).map_err(|e| malformed(k, e.to_string()))?;
+            a.validate().map_err(|reason| malformed(k, reason))?;
+            Ok(Record::Adopt(a))
         }
         kind => Ok(Record::Other { kind, json: value }),
     }

@@ -10,7 +10,9 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use super::{decode, CancelView, ClaimRecord, Decoded, EndRecord, Kind, Record, RecordError};
+use super::{
+    decode, AdoptView, CancelView, ClaimRecord, Decoded, EndRecord, Kind, Record, RecordError,
+};
 
 /// A comment as read from GitHub: what the rule needs and nothing more.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +75,8 @@ pub struct Ownership {
     pub adopted_ends: Vec<EndView>,
     /// Trusted cancel requests on this issue, by comment id, whatever Claim they name.
     pub cancels: Vec<CancelView>,
+    /// Trusted adoption records of thirdshift Commands, the first per claim id, by comment id.
+    pub adoptions: Vec<AdoptView>,
     /// Everything ignored, by comment id.
     pub problems: Vec<Problem>,
 }
@@ -204,6 +208,18 @@ impl Ownership {
                         record_issue: r.issue,
                     }));
                 }
+                Record::Adopt(r) if r.issue != issue => {
+                    out.problems.push(problem(ProblemKind::WrongIssue {
+                        record_issue: r.issue,
+                    }));
+                }
+                // The first copy of a Command's adoption counts (`store::dedupe`).
+                Record::Adopt(r) if out.adoption(&r.claim_id).is_some() => {}
+                Record::Adopt(r) => out.adoptions.push(AdoptView {
+                    comment_id: c.id,
+                    author: c.author.clone(),
+                    record: r,
+                }),
                 Record::Cancel(r) if r.issue != issue => {
                     out.problems.push(problem(ProblemKind::WrongIssue {
                         record_issue: r.issue,
@@ -334,6 +350,14 @@ impl Ownership {
             .chain(&self.adopted_ends)
             .filter_map(|e| e.record.labels_after.as_ref().map(|l| (e, l)))
             .max_by_key(|(e, _)| e.comment_id)
+    }
+
+    /// The first trusted adoption record of thirdshift Command `claim_id`, if its host posted
+    /// one: where it stands among the Runs on the issue (`protocol::collision`).
+    pub fn adoption(&self, claim_id: &str) -> Option<&AdoptView> {
+        self.adoptions
+            .iter()
+            .find(|a| a.record.claim_id == claim_id)
     }
 
     /// The end record of the thirdshift Command `claim_id`, if one ended it.

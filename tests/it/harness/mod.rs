@@ -112,6 +112,29 @@ impl World {
         cmd
     }
 
+    /// [`World::cli`] as run on a machine named `host`: the binary runs in a UTS namespace of
+    /// its own (`unshare --uts`, as root) whose system host name is `host`, so thirdshift's
+    /// records naming that host name are this host's (`gethostname`, as thirdshift records it).
+    /// Its process table, boot id and machine id stay this machine's.
+    pub fn cli_on_machine(&self, host: &str) -> tokio::process::Command {
+        let base = self.cli(host);
+        let base = base.as_std();
+        let mut cmd = tokio::process::Command::new("unshare");
+        cmd.env_clear();
+        for (key, value) in base.get_envs() {
+            if let Some(value) = value {
+                cmd.env(key, value);
+            }
+        }
+        cmd.args(["--uts", "sh", "-c"])
+            .arg("printf %s \"$0\" > /proc/sys/kernel/hostname && exec \"$@\"")
+            .arg(host)
+            .arg(base.get_program())
+            .args(base.get_args())
+            .kill_on_drop(true);
+        cmd
+    }
+
     /// Starts `n` concurrent `claim` processes on `issue`, hosts `host-0`..; returns
     /// (host, output) of each.
     pub async fn race_claims(&self, issue: u64, n: usize) -> Vec<(String, Output)> {
@@ -182,6 +205,11 @@ impl World {
     }
 
     /// Every record on the issue written by the bot, in comment order.
+    /// The kinds of the bot's records on `issue`, in comment order.
+    pub fn record_kinds(&self, issue: u64) -> Vec<thirdshift_reconciler::protocol::record::Kind> {
+        self.records(issue).iter().map(Record::kind).collect()
+    }
+
     pub fn records(&self, issue: u64) -> Vec<Record> {
         self.sim
             .comments(issue)
