@@ -18,6 +18,7 @@ mod stop_adopted;
 mod stop_collided;
 
 pub use cancel::{cancel, Asked};
+pub use stop_collided::Collided;
 
 use runs::HostRun;
 
@@ -42,6 +43,8 @@ pub struct Observed {
     pub reservations: Vec<crate::observe::reservation::Settled>,
     /// What it did about cancelled thirdshift Commands (`thirdshift stop` started, ended).
     pub stops: Vec<crate::observe::stop_adopted::Stop>,
+    /// The thirdshift Commands it stopped because another Run keeps their issue, by claim id.
+    pub collided: Vec<(String, Collided)>,
     pub registry_issue: u64,
     pub report_written: bool,
 }
@@ -96,6 +99,7 @@ pub async fn observe(ctx: &Ctx) -> anyhow::Result<Observed> {
         cancels,
         reservations: pass.reservations,
         stops: pass.stops,
+        collided: pass.collided,
         registry_issue,
         report_written,
     })

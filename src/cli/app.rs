@@ -259,6 +259,9 @@ async fn observe_cmd(g: &Globals, and_reconcile: bool) -> anyhow::Result<i32> {
     for stop in &seen.stops {
         println!("{}", for_terminal(&stop.line()));
     }
+    for (claim_id, collided) in &seen.collided {
+        println!("{}", for_terminal(&collided.line(claim_id)));
+    }
     if !and_reconcile {
         print_budget(&ctx);
         return Ok(OK);

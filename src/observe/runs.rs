@@ -42,6 +42,8 @@ pub(super) struct Pass {
     pub verdicts: Vec<ClaimVerdict>,
     pub reservations: Vec<crate::observe::reservation::Settled>,
     pub stops: Vec<crate::observe::stop_adopted::Stop>,
+    /// The Commands this pass stopped because another Run keeps their issue, by claim id.
+    pub collided: Vec<(String, Collided)>,
 }
 
 /// Judges one Run, keeps its work when it is dead, and does what its kind does next; its
@@ -105,7 +107,14 @@ async fn command(
         // its place first: a collision is decided on recorded places alone
         crate::observe::adopt::place(ctx, snapshot, &a).await;
     }
-    let (verdict, named, collided) = collision(ctx, snapshot, &a, ended, (verdict, named)).await?;
+    let (verdict, named, collided, now) =
+        collision(ctx, snapshot, &a, ended, (verdict, named)).await?;
+    if now {
+        let stopped = collided
+            .iter()
+            .map(|c| (a.claim.claim_id.clone(), c.clone()));
+        pass.collided.extend(stopped);
+    }
     let mut watched = crate::context::companion::watching(ctx, &a.claim.claim_id);
     let kept = if ended {
         None
@@ -182,31 +191,37 @@ async fn keep_dead(
 
 /// A Command this host stopped, or stops now, because another Run keeps its issue
 /// (`thirdshift.on_collision: stop`, `crate::observe::stop_collided`): judged again after the
-/// stop, on a table read afresh. A failed decision is logged and leaves it running.
+/// stop, on a table read afresh, with whether this pass stopped it. A failed decision is logged
+/// and leaves it running.
 async fn collision(
     ctx: &Ctx,
     snapshot: &Snapshot,
     a: &Adopted,
     ended: bool,
     judged: (Verdict, Option<crate::thirdshift::Named>),
-) -> anyhow::Result<(Verdict, Option<crate::thirdshift::Named>, Option<Collided>)> {
+) -> anyhow::Result<(
+    Verdict,
+    Option<crate::thirdshift::Named>,
+    Option<Collided>,
+    bool,
+)> {
     use crate::observe::stop_collided::{noted, stop_if_later};
     let (verdict, named) = judged;
     let noted = noted(ctx, &a.claim.claim_id);
     if ended || !matches!(verdict, Verdict::Alive) {
-        return Ok((verdict, named, noted));
+        return Ok((verdict, named, noted, false));
     }
     let stopped = match stop_if_later(ctx, snapshot, a).await {
         Ok(Some(c)) => c,
-        Ok(None) => return Ok((verdict, named, noted)),
+        Ok(None) => return Ok((verdict, named, noted, false)),
         Err(e) => {
             tracing::warn!(claim = %a.claim.claim_id, "collision not decided: {e:#}; next pass");
-            return Ok((verdict, named, noted));
+            return Ok((verdict, named, noted, false));
         }
     };
     let mut fresh = Judge::new([(a.claim.pid, a.claim.start_ticks)])?;
     let (verdict, named) = adopted_verdict(ctx, &mut fresh, a)?;
-    Ok((verdict, named, Some(stopped)))
+    Ok((verdict, named, Some(stopped), true))
 }
 
 /// Whether a dead Command's worktree goes aside for thirdshift's Continuation: under

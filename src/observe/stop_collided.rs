@@ -27,6 +27,14 @@ use crate::snapshot::Snapshot;
 use crate::text::ToComment;
 use crate::thirdshift::Adopted;
 
+impl Collided {
+    /// The pass's line for Command `claim_id`, stopped now.
+    pub fn line(&self, claim_id: &str) -> String {
+        let owner = &self.owner;
+        crate::text::collision::stopped_line(self.issue, claim_id, &owner.claim_id, &owner.host)
+    }
+}
+
 /// The state folder's note of a Command this host stopped for a collision.
 pub const NOTE: &str = "collided";
 

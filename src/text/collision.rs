@@ -38,6 +38,15 @@ pub fn salvage_reason(owner: &str, owner_host: &str) -> String {
     format!("stopped: it collided with {owner} on {owner_host}, which keeps the issue")
 }
 
+/// `observe`'s line for Command `claim` on `issue`, stopped now because `owner` on `owner_host`
+/// keeps the issue.
+pub fn stopped_line(issue: u64, claim: &str, owner: &str, owner_host: &str) -> String {
+    format!(
+        "#{issue}: stopped thirdshift's Command {claim}: it collided with {owner} on {owner_host}, \
+         which keeps the issue (`thirdshift.on_collision: stop`)"
+    )
+}
+
 /// The end record's reason for a Command this host (`host`) stopped because `owner` on
 /// `owner_host` keeps the issue, with where its work is.
 pub fn stopped(host: &str, owner: &str, owner_host: &str, kept: Option<&Salvage>) -> String {

@@ -47,7 +47,7 @@ impl Machine {
         }
     }
 
-    /// One pass of `args` on this machine, to exit 0; its stderr.
+    /// One pass of `args` on this machine, to exit 0; what it printed (stdout, then stderr).
     async fn pass(&self, world: &World, args: &[&str]) -> String {
         let out = world
             .cli_on_machine(self.name)
@@ -58,7 +58,7 @@ impl Machine {
             .await
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        stderr(&out)
+        String::from_utf8_lossy(&out.stdout).to_string() + &stderr(&out)
     }
 
     /// `status --json` as this machine reads it: the rows of `issue`.
@@ -272,6 +272,9 @@ async fn with_on_collision_stop_the_later_command_is_stopped_its_work_on_its_own
         "mach-b's Command still runs: {said}"
     );
     assert!(!runs(&mut b.harness), "mach-b's Harness still runs");
+    let line = "stopped thirdshift's Command ts-";
+    let owner = "on mach-a, which keeps the issue";
+    assert!(said.contains(line) && said.contains(owner), "{said}");
     assert!(runs(&mut a.machine.process) && runs(&mut a.harness));
     // And mach-b's work is on a branch of its own on origin, never on the Issue branch
     let ends = world.ownership(issue).adopted_ends;
@@ -356,4 +359,59 @@ async fn a_real_direct_run_started_on_an_issue_a_real_pickup_runs_is_shown_colli
     drop(groups);
     pickup.wait().unwrap();
     direct.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_on_an_issue_our_run_keeps_collides_with_it_and_is_the_one_stopped() {
+    let world = World::new().await;
+    for _ in 0..10 {
+        world.sim.create_issue(BOT, "filler", "b", &[]);
+    }
+    // Given a Run of ours holding an issue, seen alive by its host
+    let issue = world.ready_issue("ours first");
+    let mut ours = start_run(&world, "ours", issue, "sleep 600").await;
+    world.exec("ours", &["observe"]).await;
+    // and a thirdshift Command started later on the same issue on mach-b, shown only
+    let b = Machine::start(&world, "mach-b", issue, "");
+    b.pass(&world, &["observe", "--reconcile"]).await;
+    // Then the Command collides with our Run, decided as among Commands: our claim came first
+    let expected = vec![
+        (
+            "mach-b".to_string(),
+            "colliding".to_string(),
+            Some("ours".to_string()),
+        ),
+        ("ours".to_string(), "alive".to_string(), None),
+    ];
+    let third = world.exec("reader", &["status", "--json"]).await;
+    assert_eq!(seen(&rows_of(&third, issue)), expected);
+    // When mach-b is set to stop a Run that collides, and passes again
+    let logs = world.dir.path().join("mach-b").join("logs");
+    let yaml = format!(
+        "thirdshift:\n  logs_dir: {}\n  on_collision: stop\n",
+        logs.display()
+    );
+    std::fs::write(&b.config, yaml).unwrap();
+    b.pass(&world, &["observe", "--reconcile"]).await;
+    // Then the Command is stopped and ended superseded, and our Run goes on holding the issue
+    let mut b = b;
+    assert!(!runs(&mut b.process), "mach-b's Command still runs");
+    let ends = world.ownership(issue).adopted_ends;
+    assert_eq!(ends.len(), 1, "{ends:#?}");
+    assert_eq!(ends[0].record.outcome, Outcome::Superseded);
+    assert!(
+        matches!(ours.child.try_wait(), Ok(None)),
+        "our Run still runs"
+    );
+    assert_eq!(
+        world.ownership(issue).owner.map(|o| o.record.claim_id),
+        Some(ours.claim_id.clone())
+    );
+    assert_eq!(world.labels(issue), [IN_PROGRESS]);
+    let third = world.exec("reader", &["status", "--json"]).await;
+    assert_eq!(
+        seen(&rows_of(&third, issue)),
+        [("ours".to_string(), "alive".to_string(), None)]
+    );
+    ours.kill_all().await;
 }
