@@ -98,32 +98,49 @@ async fn keeps_it(
     a: &Adopted,
 ) -> anyhow::Result<Option<Contender>> {
     let n = a.claim.issue;
-    let me = &a.claim.claim_id;
+    let me = Contender {
+        claim_id: a.claim.claim_id.clone(),
+        host: ctx.host.host.clone(),
+    };
+    // The snapshot first, with no request: the Run that keeps the issue, or a Command alone on
+    // it, never needs more. A Command it shows later (or not placed yet) is decided afresh.
     let cached = snapshot.issue(n).map(|i| &i.ownership);
-    let others = cached.map_or_else(Vec::new, |own| snapshot.commands_working_on(n, own));
-    let ours = cached.is_some_and(|own| own.owner.is_some());
-    if !ours && others.iter().all(|c| &c.claim_id == me) {
+    let later = cached.is_some_and(|own| {
+        among(own, runs_on(snapshot, n, own, &me)).is_some_and(|c| c.collides(&me.claim_id))
+    });
+    if !later {
         return Ok(None);
     }
     let comments = crate::store::read::complete_comments(ctx, n).await?;
     let own = crate::store::ownership(ctx, n, &comments);
-    let mut runs = snapshot.commands_working_on(n, &own);
-    runs.push(Contender {
-        claim_id: me.clone(),
-        host: ctx.host.host.clone(),
-    });
+    let collision = among(&own, runs_on(snapshot, n, &own, &me));
+    let collision = collision.filter(|c| c.recorded_later(&me.claim_id));
+    Ok(collision.map(|c| c.owner))
+}
+
+/// The Runs working on issue `n` as `own` and the hosts' reports show them, and `me`.
+fn runs_on(
+    snapshot: &Snapshot,
+    n: u64,
+    own: &crate::protocol::record::Ownership,
+    me: &Contender,
+) -> Vec<Contender> {
+    let mut runs = snapshot.commands_working_on(n, own);
+    runs.push(me.clone());
     if let Some(c) = &own.owner {
         runs.push(Contender {
             claim_id: c.record.claim_id.clone(),
             host: c.record.host.clone(),
         });
     }
-    let collision = among(&own, runs).filter(|c| c.recorded_later(me));
-    Ok(collision.map(|c| c.owner))
+    runs
 }
 
 /// SIGKILL to the Command process (no cleanup of thirdshift's runs), then its Harness stopped;
-/// the PIDs still there after SIGKILL.
+/// the PIDs still there after SIGKILL. The Harness is looked for only inside the worktree its
+/// Command log names (believed as `thirdshift::of_command` believes it): on the Issue branch
+/// alone it could be the owner's, on the same machine, and that one is never signalled. A
+/// Harness not found so is left to finish; the Command is then ended once it has.
 async fn stop(ctx: &Ctx, a: &Adopted) -> Vec<u32> {
     let command = ProcessIdentity {
         pid: a.claim.pid,
@@ -134,12 +151,12 @@ async fn stop(ctx: &Ctx, a: &Adopted) -> Vec<u32> {
         return Vec::new();
     };
     let repo = ctx.remote_repo();
-    let worktree = match crate::thirdshift::of_command(a, &repo) {
-        Some(crate::thirdshift::Named::Worktree(path)) => Some(path),
-        _ => None,
+    let Some(crate::thirdshift::Named::Worktree(worktree)) =
+        crate::thirdshift::of_command(a, &repo)
+    else {
+        return Vec::new();
     };
-    let writers =
-        crate::thirdshift::writers(&repo, branch, a.claim.start_ticks, worktree.as_deref());
+    let writers = crate::thirdshift::writers(&repo, branch, a.claim.start_ticks, Some(&worktree));
     let harness: Vec<ProcessIdentity> = writers
         .into_iter()
         .filter_map(ProcessIdentity::of)
