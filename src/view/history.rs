@@ -1,7 +1,8 @@
 //! `status --issue N`: one issue's Claim history as its comments tell it, oldest claim first:
 //! each claim (host, stage, session, logs) with how it stands (owner with the pass's health,
-//! superseded, or ended with the end record's outcome, actor, time and reason), cancel requests,
-//! and the comments the ownership rule ignored. Pure: it renders what the snapshot read.
+//! superseded, or ended with the end record's outcome, actor, time and reason), the thirdshift
+//! Commands placed on it (their adoption records, with their ends), cancel requests, and the
+//! comments the ownership rule ignored. Pure: it renders what the snapshot read.
 
 use std::fmt::Write as _;
 
@@ -48,6 +49,24 @@ pub fn render(issue: &IssueSnapshot, plan: &Plan, now: DateTime<Utc>) -> String 
             },
         };
         let _ = writeln!(out, "  {standing}");
+    }
+    for a in &own.adoptions {
+        let (r, c) = (&a.record, &a.record.command);
+        let _ = writeln!(
+            out,
+            "\nthirdshift {} {} on {} (PID {}), first seen {}",
+            r.kind,
+            r.claim_id,
+            c.host,
+            c.pid,
+            r.seen_at.format("%Y-%m-%d %H:%M UTC")
+        );
+        let standing = match own.adopted_end(&r.claim_id) {
+            Some(e) => ended(issue, e),
+            None => "not ended: its host's report says whether it works".into(),
+        };
+        let _ = writeln!(out, "  {standing}");
+        let _ = writeln!(out, "  {}", comment_url(&issue.html_url, a.comment_id));
     }
     for c in &own.cancels {
         let _ = writeln!(

@@ -299,6 +299,20 @@ async fn with_on_collision_stop_the_later_command_is_stopped_its_work_on_its_own
     let third = world.exec("reader", &["status", "--json"]).await;
     let rows = rows_of(&third, issue);
     assert_eq!(seen(&rows), [("mach-a".into(), "alive".into(), None)]);
+    // And the issue's history lists both Commands in their order, the later one ended
+    let out = world
+        .exec("reader", &["status", "--issue", &issue.to_string()])
+        .await;
+    let history = String::from_utf8_lossy(&out.stdout).to_string();
+    let (first, second) = (
+        history.find("on mach-a (PID").expect("mach-a's place"),
+        history.find("on mach-b (PID").expect("mach-b's place"),
+    );
+    assert!(first < second, "{history}");
+    assert!(
+        history[second..].contains("ended superseded by observe@mach-b"),
+        "{history}"
+    );
     // And passes after that change nothing more
     let records = world.records(issue).len();
     for _ in 0..3 {
