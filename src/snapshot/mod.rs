@@ -335,6 +335,8 @@ impl Snapshot {
     }
 
     /// The live thirdshift Command a host reports on open `issue`, if any: what `cancel` stops.
+    /// Of several, the one that keeps the issue (the lowest place, `protocol::collision`), as a
+    /// cancel of our Runs stops the owner.
     pub fn live_adopted_on<'s>(
         &'s self,
         issue: &IssueSnapshot,
@@ -343,7 +345,12 @@ impl Snapshot {
             matches!(v.verdict, crate::protocol::record::Verdict::Alive)
         };
         issue.open.then_some(())?;
-        self.adopted_on(issue).into_iter().find(|(_, v)| alive(v))
+        let place = |id: &str| {
+            let placed = crate::protocol::collision::place(&issue.ownership, id);
+            (placed.unwrap_or(u64::MAX), id.to_string())
+        };
+        let live = self.adopted_on(issue).into_iter().filter(|(_, v)| alive(v));
+        live.min_by_key(|(_, v)| place(&v.claim_id))
     }
 
     /// The issue numbered `n`, if it is in the snapshot.

@@ -246,3 +246,21 @@ fn cancel_of_a_live_command_asks_its_host_once_and_of_a_dead_one_asks_nothing() 
     );
     assert!(!shapes.iter().any(|s| s.contains(" cancel ")), "{shapes:?}");
 }
+
+#[test]
+fn cancel_with_two_live_commands_stops_the_one_that_keeps_the_issue() {
+    // given two live Commands on issue 7, the one reported second placed on the issue first
+    let mut second = command(Verdict::Alive, "issue-7");
+    second.claim_id = "ts-00000000000000b2".into();
+    let reports = vec![report(vec![command(Verdict::Alive, "issue-7"), second])];
+    let mut world = Repository::with(vec![claimed_by_thirdshift()], reports);
+    for (id, claim) in [(2, "ts-00000000000000b2"), (3, TS)] {
+        let mut a = crate::protocol::record::adopt::tests::sample_adopt();
+        (a.issue, a.claim_id) = (7, claim.into());
+        world.issues[0].comments.push(bot(id, a.to_comment()));
+    }
+    // when a writer asks to cancel, then the request names the Command placed first
+    let shapes = plan_cancel(&world, 5);
+    let request = format!("#7 cancel cx-cmd-{} ts-00000000000000b2", BASE + 5);
+    assert!(shapes.contains(&request), "{shapes:?}");
+}
