@@ -166,6 +166,13 @@ fn adoptions(world: &World, issue: u64) -> Vec<String> {
         .collect()
 }
 
+/// The "Needs you" part of the dashboard on the registry issue.
+fn needs_you(world: &World) -> String {
+    let registry = world.sim.issue(crate::view::registry(world)).unwrap().body;
+    let part = registry.split("## ⚠️ Needs you").nth(1).unwrap_or_default();
+    part.split("\n## ").next().unwrap_or_default().to_string()
+}
+
 /// (host, health, the host it collides with) of each row, sorted by host.
 fn seen(rows: &[serde_json::Value]) -> Vec<(String, String, Option<String>)> {
     let mut out: Vec<_> = rows
@@ -224,18 +231,15 @@ async fn two_machines_commands_on_one_issue_collide_and_every_reader_names_the_s
             "{evidence}"
         );
     }
-    // And the dashboard that pass wrote lists the collision under "Needs you"
-    let registry = world.sim.issue(crate::view::registry(&world)).unwrap().body;
-    let needs_you = registry
-        .split("## ⚠️ Needs you")
-        .nth(1)
-        .and_then(|s| s.split("\n## ").next())
-        .unwrap_or_default()
-        .to_string();
+    // And the dashboard mach-b's pass wrote lists the collision under "Needs you", and the one
+    // mach-a's pass writes lists the same
+    let by_b = needs_you(&world);
     assert!(
-        needs_you.contains("colliding") && needs_you.contains("`mach-a`"),
-        "{registry}"
+        by_b.contains("colliding") && by_b.contains("`ts-") && by_b.contains("`mach-a`"),
+        "{by_b}"
     );
+    a.pass(&world, &["reconcile"]).await;
+    assert_eq!(needs_you(&world), by_b);
     // And passes after that post nothing more and change no label
     a.pass(&world, &["observe", "--reconcile"]).await;
     b.pass(&world, &["observe", "--reconcile"]).await;
