@@ -101,6 +101,9 @@ pub enum Health {
     HostMismatch,
     /// A later claim while an earlier one owns the issue: ended by this pass.
     Superseded,
+    /// A thirdshift Command working on an issue another Run, recorded first, keeps
+    /// (`protocol::collision`): shown; its own host stops it under `on_collision: stop`.
+    Colliding,
     /// `in-progress` without any claim record: left for people.
     Unowned,
     /// Proven dead by its host: ended by this pass (to the queue or to people).

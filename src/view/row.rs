@@ -88,6 +88,7 @@ impl RunHealth {
             Health::AwaitingHost => RunHealth::AwaitingHost,
             Health::HostMismatch => RunHealth::HostMismatch,
             Health::Superseded => RunHealth::Superseded,
+            Health::Colliding => RunHealth::Colliding,
             Health::Unowned => RunHealth::Unowned,
             Health::Recovered | Health::Continued => RunHealth::Dead,
             Health::Swept => RunHealth::IssueClosed,

@@ -134,6 +134,7 @@ pub fn health(h: &Health) -> &'static str {
         Health::AwaitingHost => "awaiting host",
         Health::HostMismatch => "host mismatch",
         Health::Superseded => "superseded",
+        Health::Colliding => "colliding",
         Health::Unowned => "unowned",
         Health::Recovered => "recovered",
         Health::Continued => "continued",

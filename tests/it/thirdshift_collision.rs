@@ -203,7 +203,7 @@ async fn two_machines_commands_on_one_issue_collide_and_every_reader_names_the_s
     // When each machine observes once, mach-a first, and mach-b's host runs a reconcile pass
     a.pass(&world, &["observe"]).await;
     b.pass(&world, &["observe"]).await;
-    b.pass(&world, &["reconcile"]).await;
+    let passed = b.pass(&world, &["reconcile"]).await;
     // Then each Command's place is recorded once on the issue, mach-a's first
     assert_eq!(adoptions(&world, issue), ["mach-a", "mach-b"]);
     // And from either machine and from a third reader, mach-a's Command keeps the issue and
@@ -231,6 +231,12 @@ async fn two_machines_commands_on_one_issue_collide_and_every_reader_names_the_s
             "{evidence}"
         );
     }
+    // And the pass says so, naming the Run that keeps the issue
+    let colliding = format!("#{issue} colliding: collides on this issue with `ts-");
+    assert!(
+        passed.contains(&colliding) && passed.contains("host `mach-a`"),
+        "{passed}"
+    );
     // And the dashboard mach-b's pass wrote lists the collision under "Needs you", and the one
     // mach-a's pass writes lists the same
     let by_b = needs_you(&world);

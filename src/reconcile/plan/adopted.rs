@@ -10,8 +10,10 @@
 //! every Command is dead, and whether the issue was started.
 //!
 //! While any Command of the issue lives (or has writers alive), nothing is ended: labels are the
-//! live one's. An issue no longer `in-progress` is left as it is, as thirdshift leaves it. Pure.
+//! live one's. Of several live ones, those placed after the one that keeps the issue are found
+//! colliding (`protocol::collision`); their own host stops them under `on_collision: stop`. An issue no longer `in-progress` is left as it is, as thirdshift leaves it. Pure.
 
+use crate::protocol::collision::Collision;
 use crate::protocol::record::{AdoptedRun, Cause, ClaimVerdict, DeathReason, Verdict};
 use crate::protocol::rules::{later_issue_branch, SECURITY_FIX};
 use crate::snapshot::{IssueSnapshot, ReportView};
@@ -60,8 +62,14 @@ impl Planner<'_> {
         }
         let dead: Vec<Dead<'_>> = named.iter().filter_map(Dead::of).collect();
         if dead.len() < named.len() {
+            let own = &issue.ownership;
+            let working = self.snapshot.commands_working_on(issue.number, own);
+            let collision = crate::protocol::collision::among(own, working);
             let live = named.iter().filter(|n| !n.verdict.verdict.is_dead());
-            return Some(live.map(|n| alive_finding(issue, n)).collect());
+            return Some(
+                live.map(|n| alive_finding(issue, n, collision.as_ref()))
+                    .collect(),
+            );
         }
         let started = named.iter().any(|n| started(issue, n));
         let ends = dead.iter().map(|d| self.end_adopted(issue, d, started, s));
@@ -145,16 +153,27 @@ fn started(issue: &IssueSnapshot, n: &Named<'_>) -> bool {
     on_origin || later || facts.pull_request.is_some() || kept || security_fix
 }
 
-fn alive_finding(issue: &IssueSnapshot, n: &Named<'_>) -> Finding {
-    let health = match &n.verdict.verdict {
-        Verdict::WritersAlive { pids, .. } => Health::WritersAlive { pids: pids.clone() },
-        _ => Health::Alive,
+/// A live Command's finding: alive (or writers alive), or colliding when `collision` places it
+/// after the Command that keeps the issue.
+fn alive_finding(issue: &IssueSnapshot, n: &Named<'_>, collision: Option<&Collision>) -> Finding {
+    let (id, host) = (&n.verdict.claim_id, &n.report.report.host);
+    let (health, note) = match (&n.verdict.verdict, collision) {
+        (_, Some(c)) if c.collides(id) => {
+            let o = &c.owner;
+            let note = crate::text::collision::colliding(host, &o.claim_id, &o.host);
+            (Health::Colliding, note)
+        }
+        (Verdict::WritersAlive { pids, .. }, _) => (
+            Health::WritersAlive { pids: pids.clone() },
+            adopted_evidence(host, &n.verdict.verdict),
+        ),
+        _ => (Health::Alive, adopted_evidence(host, &n.verdict.verdict)),
     };
     Finding {
         issue: issue.number,
-        claim_id: Some(n.verdict.claim_id.clone()),
-        host: Some(n.report.report.host.clone()),
+        claim_id: Some(id.clone()),
+        host: Some(host.clone()),
         health,
-        note: adopted_evidence(&n.report.report.host, &n.verdict.verdict),
+        note,
     }
 }

@@ -264,3 +264,32 @@ fn cancel_with_two_live_commands_stops_the_one_that_keeps_the_issue() {
     let request = format!("#7 cancel cx-cmd-{} ts-00000000000000b2", BASE + 5);
     assert!(shapes.contains(&request), "{shapes:?}");
 }
+
+#[test]
+fn of_two_live_commands_the_later_placed_one_is_found_colliding_and_nothing_is_written() {
+    // given two live Commands on issue 7, the one reported second placed first
+    let mut second = command(Verdict::Alive, "issue-7");
+    second.claim_id = "ts-00000000000000b2".into();
+    let reports = vec![report(vec![command(Verdict::Alive, "issue-7"), second])];
+    let mut world = Repository::with(vec![claimed_by_thirdshift()], reports);
+    for (id, claim) in [(2, "ts-00000000000000b2"), (3, TS)] {
+        let mut a = crate::protocol::record::adopt::tests::sample_adopt();
+        (a.issue, a.claim_id) = (7, claim.into());
+        world.issues[0].comments.push(bot(id, a.to_comment()));
+    }
+    // when the pass plans
+    let plan = world.plan();
+    // then nothing is written, the one placed first is alive and the other collides with it
+    assert!(plan.actions.is_empty(), "{plan:?}");
+    let found: Vec<(&str, &Health)> = (plan.findings.iter())
+        .map(|f| (f.claim_id.as_deref().unwrap(), &f.health))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (TS, &Health::Colliding),
+            ("ts-00000000000000b2", &Health::Alive)
+        ]
+    );
+    assert!(plan.findings[0].note.contains("`ts-00000000000000b2`"));
+}
