@@ -231,6 +231,21 @@ async fn two_machines_commands_on_one_issue_collide_and_every_reader_names_the_s
             "{evidence}"
         );
     }
+    // And the HTML page, as headless Chromium renders it, has it under "Needs you"
+    let page = world.dir.path().join("status.html");
+    let out = world
+        .exec("reader", &["status", "--html", page.to_str().unwrap()])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let dom = chromium_run(&page, &["--dump-dom".to_string()]);
+    let start = dom
+        .find("<section id=\"needs-you\">")
+        .expect("a Needs you section");
+    let section = &dom[start..start + dom[start..].find("</section>").unwrap()];
+    assert!(
+        section.contains("h-colliding") && section.contains("mach-a") && section.contains("mach-b"),
+        "{section}"
+    );
     // And the pass says so, naming the Run that keeps the issue
     let colliding = format!("#{issue} colliding: collides on this issue with `ts-");
     assert!(
