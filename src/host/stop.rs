@@ -250,9 +250,20 @@ pub async fn stop_processes(ps: &[ProcessIdentity], grace: Duration) -> Vec<u32>
 }
 
 /// Sends SIGKILL to `p` while it still is that process (same PID and start ticks): a process
-/// that must not run its own cleanup. Whether it was sent.
+/// that must not run its own cleanup. When it leads its process group, the whole group gets it
+/// (its own `git` or `gh` calls in flight, never a group it merely belongs to). Whether it was
+/// sent.
 pub fn kill(p: ProcessIdentity) -> bool {
-    send(p, libc::SIGKILL) == 1
+    let Some(pid) = crate::host::process::signallable(p.pid) else {
+        return false;
+    };
+    if !alive(p) {
+        return false;
+    }
+    // SAFETY: getpgid(2) and kill(2) on the PID checked just above to be `p`.
+    let leads = unsafe { libc::getpgid(pid) } == pid;
+    let target = if leads { -pid } else { pid };
+    unsafe { libc::kill(target, libc::SIGKILL) == 0 }
 }
 
 /// Waits until `done` holds or `limit` passes; whether it held.
@@ -424,5 +435,51 @@ mod tests {
         let stopped = stop(&gone, policy).await.unwrap();
         assert!(stopped.nothing_ran);
         assert_eq!(stopped.killed, 0);
+    }
+
+    /// A shell leading a process group of its own, with a `sleep` in that group: (shell, sleep).
+    fn group_with_child() -> (std::process::Child, ProcessIdentity) {
+        use std::io::BufRead as _;
+        use std::os::unix::process::CommandExt as _;
+        let mut sh = std::process::Command::new("sh")
+            .args(["-c", "sleep 600 & echo $!; wait; exec sleep 600"])
+            .stdout(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let out = sh.stdout.take().unwrap();
+        std::io::BufReader::new(out).read_line(&mut line).unwrap();
+        let child = ProcessIdentity::of(line.trim().parse().unwrap()).unwrap();
+        (sh, child)
+    }
+
+    fn gone(p: ProcessIdentity) -> bool {
+        (0..200).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            !alive(p)
+        })
+    }
+
+    #[test]
+    fn kill_reaches_the_group_a_process_leads_and_no_group_it_only_belongs_to() {
+        // given a process leading its group, with a child in that group
+        let (mut leader, child) = group_with_child();
+        // when it is killed, then its child is killed too
+        assert!(kill(ProcessIdentity::of(leader.id()).unwrap()));
+        leader.wait().unwrap();
+        assert!(gone(child), "the group's other process runs on");
+        // given a process in a group another leads
+        let (mut leader, child) = group_with_child();
+        // when it is killed, then only it is
+        assert!(kill(child));
+        assert!(gone(child));
+        assert_eq!(
+            leader.try_wait().unwrap(),
+            None,
+            "the group's leader was killed"
+        );
+        leader.kill().unwrap();
+        leader.wait().unwrap();
     }
 }
