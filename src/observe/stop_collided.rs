@@ -125,14 +125,8 @@ fn runs_on(
     own: &crate::protocol::record::Ownership,
     me: &Contender,
 ) -> Vec<Contender> {
-    let mut runs = snapshot.commands_working_on(n, own);
+    let mut runs = snapshot.runs_working_on(n, own);
     runs.push(me.clone());
-    if let Some(c) = &own.owner {
-        runs.push(Contender {
-            claim_id: c.record.claim_id.clone(),
-            host: c.record.host.clone(),
-        });
-    }
     runs
 }
 
@@ -189,26 +183,12 @@ pub async fn end(
     let owner = &collided.owner;
     let reason =
         crate::text::collision::stopped(&ctx.host.host, &owner.claim_id, &owner.host, kept);
+    let actor = format!("observe@{}", ctx.host.host);
     let end = EndRecord {
-        claim_id: id.clone(),
-        issue: n,
-        outcome: Outcome::Superseded,
-        actor: format!("observe@{}", ctx.host.host),
-        reason: crate::protocol::record::field::fit_text(&reason),
-        exit_code: None,
         signal: Some(libc::SIGKILL),
-        cause: None,
-        claim_comment_id: None,
-        events_seen: None,
-        labels_after: None,
         kept: kept.cloned(),
-        pull_request: None,
-        continuation: None,
-        resume: None,
-        session: None,
         run: RunOf::thirdshift_of(collided.evidence.clone()),
-        failures: Vec::new(),
-        ended_at: Utc::now(),
+        ..EndRecord::ending(&a.claim, Outcome::Superseded, &actor, &reason, Utc::now())
     };
     crate::store::post_record(ctx, n, id, Kind::End, &end.to_comment()).await?;
     Ok(())

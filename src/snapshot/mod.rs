@@ -311,15 +311,20 @@ impl Snapshot {
         out
     }
 
-    /// The thirdshift Commands hosts report working on issue `n` (alive, or writers alive) that
-    /// `own` (the issue's ownership, perhaps read fresher than the snapshot) shows no end of:
-    /// Runs on the issue for `protocol::collision`.
-    pub fn commands_working_on(
+    /// The Runs working on issue `n`, for `protocol::collision`: its owning claim of ours in
+    /// `own` (the issue's ownership, perhaps read fresher than the snapshot), and the thirdshift
+    /// Commands hosts report on it alive or with writers alive that `own` shows no end of.
+    pub fn runs_working_on(
         &self,
         n: u64,
         own: &crate::protocol::record::Ownership,
     ) -> Vec<crate::protocol::collision::Contender> {
-        let mut out = Vec::new();
+        let mut out: Vec<_> = (own.owner.iter())
+            .map(|c| crate::protocol::collision::Contender {
+                claim_id: c.record.claim_id.clone(),
+                host: c.record.host.clone(),
+            })
+            .collect();
         for report in &self.reports {
             for v in &report.report.claims {
                 let working = !v.verdict.is_dead() && !v.run.is_ours();

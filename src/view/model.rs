@@ -121,7 +121,7 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
     let mut adopted = super::adopted::rows(issue, input.snapshot);
     adopted.retain(|r| !r.claim_id.as_deref().is_some_and(ended_now));
     if issue.ownership.active().next().is_none() && !adopted.is_empty() {
-        super::collision::mark(issue, &mut adopted);
+        super::collision::mark(issue, input.snapshot, &mut adopted);
         return adopted;
     }
     let ended = |c: &ClaimView| ended_now(&c.record.claim_id);
@@ -165,7 +165,7 @@ fn runs_of(issue: &IssueSnapshot, input: &Inputs<'_>) -> Vec<RunRow> {
     }
     // thirdshift Commands beside a claim of ours: Runs on the issue too, one of them colliding.
     rows.extend(adopted);
-    super::collision::mark(issue, &mut rows);
+    super::collision::mark(issue, input.snapshot, &mut rows);
     rows
 }
 

@@ -63,7 +63,7 @@ impl Planner<'_> {
         let dead: Vec<Dead<'_>> = named.iter().filter_map(Dead::of).collect();
         if dead.len() < named.len() {
             let own = &issue.ownership;
-            let working = self.snapshot.commands_working_on(issue.number, own);
+            let working = self.snapshot.runs_working_on(issue.number, own);
             let collision = crate::protocol::collision::among(own, working);
             let live = named.iter().filter(|n| !n.verdict.verdict.is_dead());
             return Some(

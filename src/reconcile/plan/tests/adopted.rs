@@ -247,9 +247,8 @@ fn cancel_of_a_live_command_asks_its_host_once_and_of_a_dead_one_asks_nothing() 
     assert!(!shapes.iter().any(|s| s.contains(" cancel ")), "{shapes:?}");
 }
 
-#[test]
-fn cancel_with_two_live_commands_stops_the_one_that_keeps_the_issue() {
-    // given two live Commands on issue 7, the one reported second placed on the issue first
+/// Two live Commands on issue 7: [`TS`] reported first, `ts-…b2` second but placed first.
+fn two_live_commands_the_second_placed_first() -> Repository {
     let mut second = command(Verdict::Alive, "issue-7");
     second.claim_id = "ts-00000000000000b2".into();
     let reports = vec![report(vec![command(Verdict::Alive, "issue-7"), second])];
@@ -259,6 +258,13 @@ fn cancel_with_two_live_commands_stops_the_one_that_keeps_the_issue() {
         (a.issue, a.claim_id) = (7, claim.into());
         world.issues[0].comments.push(bot(id, a.to_comment()));
     }
+    world
+}
+
+#[test]
+fn cancel_with_two_live_commands_stops_the_one_that_keeps_the_issue() {
+    // given two live Commands on issue 7, the one reported second placed on the issue first
+    let world = two_live_commands_the_second_placed_first();
     // when a writer asks to cancel, then the request names the Command placed first
     let shapes = plan_cancel(&world, 5);
     let request = format!("#7 cancel cx-cmd-{} ts-00000000000000b2", BASE + 5);
@@ -268,15 +274,7 @@ fn cancel_with_two_live_commands_stops_the_one_that_keeps_the_issue() {
 #[test]
 fn of_two_live_commands_the_later_placed_one_is_found_colliding_and_nothing_is_written() {
     // given two live Commands on issue 7, the one reported second placed first
-    let mut second = command(Verdict::Alive, "issue-7");
-    second.claim_id = "ts-00000000000000b2".into();
-    let reports = vec![report(vec![command(Verdict::Alive, "issue-7"), second])];
-    let mut world = Repository::with(vec![claimed_by_thirdshift()], reports);
-    for (id, claim) in [(2, "ts-00000000000000b2"), (3, TS)] {
-        let mut a = crate::protocol::record::adopt::tests::sample_adopt();
-        (a.issue, a.claim_id) = (7, claim.into());
-        world.issues[0].comments.push(bot(id, a.to_comment()));
-    }
+    let world = two_live_commands_the_second_placed_first();
     // when the pass plans
     let plan = world.plan();
     // then nothing is written, the one placed first is alive and the other collides with it
